@@ -1,0 +1,76 @@
+# moond — see README.md. `make run` and `make test` are the two commands that matter.
+SHELL := /bin/bash
+GO ?= go
+GOBIN := $(shell $(GO) env GOPATH)/bin
+STATICCHECK_VERSION ?= v0.8.2
+STATICCHECK := $(GOBIN)/staticcheck
+BIN := bin/moond
+# Packages with goroutines, locks or threads: these also run under -race.
+RACE_PKGS := ./uring/... ./runtime/... ./server/... ./shard/... ./persistence/...
+FUZZTIME ?= 10s
+
+.PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench deps apt-deps
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/moond
+
+run: build
+	mkdir -p data
+	./$(BIN) --bind 127.0.0.1 --port 6379 --dir ./data
+
+# Everything CI runs.
+test: deps lint portable unit race fuzz-short
+
+deps: apt-deps $(STATICCHECK)
+	$(GO) mod download
+
+# Debian packages the end-to-end tests drive (redis-cli, redis-benchmark).
+apt-deps:
+	@if ! command -v redis-cli >/dev/null || ! command -v redis-benchmark >/dev/null; then \
+		echo "installing redis-tools"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q redis-tools; \
+	fi
+
+$(STATICCHECK):
+	cd /tmp && GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+lint: fmt-check vet staticcheck
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) ./...
+
+# The pool backend keeps moond portable: it must build where io_uring does not exist.
+portable:
+	GOOS=darwin $(GO) build ./...
+	GOOS=windows $(GO) build ./...
+
+unit:
+	$(GO) test -count=1 ./...
+
+race:
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+# A short run of every fuzz target; `make fuzz FUZZTIME=5m` for a long one.
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
+
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "fuzz $$pkg $$t"; \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
