@@ -6,7 +6,7 @@ STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK := $(GOBIN)/staticcheck
 BIN := bin/moond
 # Packages with goroutines, locks or threads: these also run under -race.
-RACE_PKGS := ./uring/... ./runtime/... ./server/... ./shard/... ./persistence/...
+RACE_PKGS := $(foreach d,uring runtime server shard persistence tests,$(if $(wildcard $(d)/*),./$(d)/...))
 FUZZTIME ?= 10s
 
 .PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench deps apt-deps
