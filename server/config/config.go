@@ -1,0 +1,138 @@
+package config
+
+import (
+	"runtime"
+	"time"
+)
+
+// Config is the server's configuration. Fields that CONFIG SET may change at
+// run time are read by the shards through the Server's accessors, never cached.
+type Config struct {
+	Bind          []string
+	Port          int
+	Dir           string
+	ProtectedMode bool
+	RequirePass   string
+	Databases     int
+	MaxClients    int
+	Timeout       time.Duration // idle client timeout; 0 = never
+	TCPKeepAlive  time.Duration
+	Hz            int
+	LogLevel      string
+	LogFile       string
+
+	// Limits of the protocol parser (Redis's names and defaults).
+	ProtoMaxBulkLen        int64
+	ClientQueryBufferLimit int64
+
+	// Persistence (WAL and checkpoint).
+	AppendOnly        bool
+	AppendFsync       string // always | everysec | no
+	CheckpointTimeout time.Duration
+	MaxWALSize        int64
+	WALSegmentSize    int64
+	WALSalvage        bool
+	PageCacheSize     int64
+
+	// Memory.
+	MaxMemory       int64
+	MaxMemoryPolicy string
+
+	// moond's runtime.
+	Shards      int
+	IOBackend   string // auto | uring | pool
+	CPUAffinity bool
+	MetricsAddr string
+
+	// Parameters moond accepts and stores for compatibility (encoding
+	// thresholds, save points, ...) without acting on them.
+	Stored map[string]string
+}
+
+// Default returns the configuration of a server started with no flags: bound
+// to 127.0.0.1:6379, data in ./data, one shard per CPU, durable by default.
+func Default() *Config {
+	return &Config{
+		Bind:                   []string{"127.0.0.1"},
+		Port:                   6379,
+		Dir:                    "./data",
+		ProtectedMode:          true,
+		Databases:              16,
+		MaxClients:             10000,
+		TCPKeepAlive:           300 * time.Second,
+		Hz:                     10,
+		LogLevel:               "notice",
+		ProtoMaxBulkLen:        512 << 20,
+		ClientQueryBufferLimit: 1 << 30,
+		AppendOnly:             true,
+		AppendFsync:            "everysec",
+		CheckpointTimeout:      300 * time.Second,
+		MaxWALSize:             1 << 30,
+		WALSegmentSize:         64 << 20,
+		PageCacheSize:          128 << 20,
+		MaxMemoryPolicy:        "noeviction",
+		Shards:                 runtime.NumCPU(),
+		IOBackend:              "auto",
+		Stored:                 defaultStored(),
+	}
+}
+
+// defaultStored are Redis 7.0's defaults for the parameters moond keeps only
+// so that CONFIG GET answers what clients and tools expect.
+func defaultStored() map[string]string {
+	return map[string]string{
+		"save":                              "3600 1 300 100 60 10000",
+		"hash-max-listpack-entries":         "128",
+		"hash-max-listpack-value":           "64",
+		"hash-max-ziplist-entries":          "128",
+		"hash-max-ziplist-value":            "64",
+		"list-max-listpack-size":            "-2",
+		"list-max-ziplist-size":             "-2",
+		"list-compress-depth":               "0",
+		"set-max-intset-entries":            "512",
+		"zset-max-listpack-entries":         "128",
+		"zset-max-listpack-value":           "64",
+		"zset-max-ziplist-entries":          "128",
+		"zset-max-ziplist-value":            "64",
+		"hll-sparse-max-bytes":              "3000",
+		"stream-node-max-bytes":             "4096",
+		"stream-node-max-entries":           "100",
+		"activerehashing":                   "yes",
+		"lazyfree-lazy-eviction":            "no",
+		"lazyfree-lazy-expire":              "no",
+		"lazyfree-lazy-server-del":          "no",
+		"lazyfree-lazy-user-del":            "no",
+		"lazyfree-lazy-user-flush":          "no",
+		"slowlog-log-slower-than":           "10000",
+		"slowlog-max-len":                   "128",
+		"latency-monitor-threshold":         "0",
+		"notify-keyspace-events":            "",
+		"maxmemory-samples":                 "5",
+		"appendfilename":                    "appendonly.aof",
+		"dbfilename":                        "dump.rdb",
+		"no-appendfsync-on-rewrite":         "no",
+		"auto-aof-rewrite-percentage":       "100",
+		"auto-aof-rewrite-min-size":         "67108864",
+		"stop-writes-on-bgsave-error":       "yes",
+		"rdbcompression":                    "yes",
+		"rdbchecksum":                       "yes",
+		"daemonize":                         "no",
+		"supervised":                        "no",
+		"tcp-backlog":                       "511",
+		"client-output-buffer-limit":        "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+		"lua-time-limit":                    "5000",
+		"busy-reply-threshold":              "5000",
+		"cluster-enabled":                   "no",
+		"replica-read-only":                 "yes",
+		"active-expire-effort":              "1",
+		"lfu-log-factor":                    "10",
+		"lfu-decay-time":                    "1",
+		"maxmemory-eviction-tenacity":       "10",
+		"io-threads":                        "1",
+		"io-threads-do-reads":               "no",
+		"enable-debug-command":              "no",
+		"aof-use-rdb-preamble":              "yes",
+		"latency-tracking":                  "yes",
+		"latency-tracking-info-percentiles": "50 99 99.9",
+	}
+}

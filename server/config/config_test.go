@@ -1,0 +1,94 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultsFitALaptop(t *testing.T) {
+	c := Default()
+	if c.Port != 6379 || !reflect.DeepEqual(c.Bind, []string{"127.0.0.1"}) || c.Dir != "./data" ||
+		!c.AppendOnly || c.AppendFsync != "everysec" || c.IOBackend != "auto" || c.Shards < 1 || !c.ProtectedMode {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestParseMemoryUnitsLikeRedis(t *testing.T) {
+	for in, want := range map[string]int64{"100": 100, "1k": 1000, "1kb": 1024, "2mb": 2 << 20, "1GB": 1 << 30, "3g": 3e9, "0": 0} {
+		got, err := ParseMemory(in)
+		if err != nil || got != want {
+			t.Errorf("ParseMemory(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1", "1xb", "abc", "99999999999gb"} {
+		if _, err := ParseMemory(bad); err == nil {
+			t.Errorf("ParseMemory(%q) accepted", bad)
+		}
+	}
+}
+
+func TestSplitArgsQuotesLikeRedisConf(t *testing.T) {
+	cases := map[string][]string{
+		`port 6380`:                {"port", "6380"},
+		`requirepass "a b\x41\n"`:  {"requirepass", "a bA\n"},
+		`requirepass 'it\'s'`:      {"requirepass", "it's"},
+		`save ""`:                  {"save", ""},
+		"  bind   127.0.0.1  ::1 ": {"bind", "127.0.0.1", "::1"},
+	}
+	for in, want := range cases {
+		got, err := SplitArgs(in)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("SplitArgs(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{`a "b`, `a 'b`, `a "b"c`} {
+		if _, err := SplitArgs(bad); err == nil {
+			t.Errorf("SplitArgs(%q) accepted unbalanced quotes", bad)
+		}
+	}
+}
+
+func TestLoadFileThenFlagsWin(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "moond.conf")
+	conf := "# comment\nport 7000\nappendfsync always\nmaxmemory 1mb\nhash-max-ziplist-entries 64\n"
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load([]string{path, "--port", "7001", "--wal-salvage", "--bind", "127.0.0.1", "::1", "--checkpoint-timeout=60"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Port != 7001 || c.AppendFsync != "always" || c.MaxMemory != 1<<20 || !c.WALSalvage ||
+		len(c.Bind) != 2 || c.CheckpointTimeout != 60*time.Second {
+		t.Fatalf("loaded %+v", c)
+	}
+	if v, _ := c.Get("hash-max-listpack-entries"); v != "64" {
+		t.Fatalf("ziplist alias did not set the listpack parameter: %q", v)
+	}
+}
+
+func TestLoadNamesTheBadDirective(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.conf")
+	os.WriteFile(path, []byte("port 1\nappendfsync sometimes\n"), 0o644)
+	_, err := Load([]string{path})
+	if err == nil || !strings.Contains(err.Error(), "bad.conf:2") || !strings.Contains(err.Error(), "appendfsync") {
+		t.Fatalf("err = %v, want it to name bad.conf:2 and appendfsync", err)
+	}
+	if _, err := Load([]string{"--no-such-thing", "1"}); err == nil {
+		t.Fatal("unknown flag accepted")
+	}
+}
+
+func TestSetAtRuntimeRefusesImmutable(t *testing.T) {
+	c := Default()
+	if err := c.SetAtRuntime("shards", "4"); err != ErrImmutable {
+		t.Fatalf("shards: %v", err)
+	}
+	if err := c.SetAtRuntime("maxmemory", "10mb"); err != nil || c.MaxMemory != 10<<20 {
+		t.Fatalf("maxmemory: %v %d", err, c.MaxMemory)
+	}
+}

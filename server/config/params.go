@@ -1,0 +1,262 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Param is one configuration parameter: its redis.conf name, how to read it
+// as CONFIG GET shows it, and how to set it from text.
+type Param struct {
+	Name    string
+	Alias   string // an older Redis name for the same parameter ("" for none)
+	Mutable bool   // CONFIG SET may change it at run time
+	Get     func(c *Config) string
+	Set     func(c *Config, v string) error
+}
+
+// ErrImmutable is returned by Set for parameters only a restart can change.
+var ErrImmutable = errors.New("can't set immutable config")
+
+var params = buildParams()
+
+// Lookup finds a parameter by name or alias, case-insensitively.
+func Lookup(name string) *Param {
+	name = strings.ToLower(name)
+	for _, p := range params {
+		if p.Name == name || (p.Alias != "" && p.Alias == name) {
+			return p
+		}
+	}
+	return nil
+}
+
+// Params lists every parameter, sorted by name.
+func Params() []*Param { return params }
+
+// SetAtRuntime applies CONFIG SET name value: like Set, but refuses
+// parameters that are not Mutable.
+func (c *Config) SetAtRuntime(name, value string) error {
+	p := Lookup(name)
+	if p == nil {
+		return fmt.Errorf("unknown parameter %q", name)
+	}
+	if !p.Mutable {
+		return ErrImmutable
+	}
+	return p.Set(c, value)
+}
+
+// Set applies one directive as the config file or a flag gives it.
+func (c *Config) Set(name, value string) error {
+	p := Lookup(name)
+	if p == nil {
+		return fmt.Errorf("unknown parameter %q", name)
+	}
+	return p.Set(c, value)
+}
+
+// Get returns the parameter's value as CONFIG GET shows it.
+func (c *Config) Get(name string) (string, bool) {
+	p := Lookup(name)
+	if p == nil {
+		return "", false
+	}
+	return p.Get(c), true
+}
+
+func buildParams() []*Param {
+	ps := []*Param{
+		{Name: "bind", Get: func(c *Config) string { return strings.Join(c.Bind, " ") },
+			Set: func(c *Config, v string) error {
+				f := strings.Fields(v)
+				if len(f) == 0 {
+					return errors.New("bind needs at least one address")
+				}
+				c.Bind = f
+				return nil
+			}},
+		intParam("port", false, 0, 65535, func(c *Config) *int { return &c.Port }),
+		{Name: "dir", Get: func(c *Config) string { return c.Dir },
+			Set: func(c *Config, v string) error {
+				if v == "" {
+					return errors.New("dir must not be empty")
+				}
+				c.Dir = v
+				return nil
+			}},
+		boolParam("protected-mode", true, func(c *Config) *bool { return &c.ProtectedMode }),
+		{Name: "requirepass", Mutable: true, Get: func(c *Config) string { return c.RequirePass },
+			Set: func(c *Config, v string) error { c.RequirePass = v; return nil }},
+		intParam("databases", false, 1, 1<<20, func(c *Config) *int { return &c.Databases }),
+		intParam("maxclients", true, 1, 1<<24, func(c *Config) *int { return &c.MaxClients }),
+		secondsParam("timeout", true, func(c *Config) *time.Duration { return &c.Timeout }),
+		secondsParam("tcp-keepalive", true, func(c *Config) *time.Duration { return &c.TCPKeepAlive }),
+		intParam("hz", true, 1, 500, func(c *Config) *int { return &c.Hz }),
+		enumParam("loglevel", true, []string{"debug", "verbose", "notice", "warning", "nothing"}, func(c *Config) *string { return &c.LogLevel }),
+		{Name: "logfile", Get: func(c *Config) string { return c.LogFile },
+			Set: func(c *Config, v string) error { c.LogFile = v; return nil }},
+		memParam("proto-max-bulk-len", true, 1<<20, func(c *Config) *int64 { return &c.ProtoMaxBulkLen }),
+		memParam("client-query-buffer-limit", true, 1<<20, func(c *Config) *int64 { return &c.ClientQueryBufferLimit }),
+		boolParam("appendonly", true, func(c *Config) *bool { return &c.AppendOnly }),
+		enumParam("appendfsync", true, []string{"always", "everysec", "no"}, func(c *Config) *string { return &c.AppendFsync }),
+		secondsParam("checkpoint-timeout", true, func(c *Config) *time.Duration { return &c.CheckpointTimeout }),
+		memParam("max-wal-size", true, 1<<20, func(c *Config) *int64 { return &c.MaxWALSize }),
+		memParam("wal-segment-size", false, 64<<10, func(c *Config) *int64 { return &c.WALSegmentSize }),
+		boolParam("wal-salvage", false, func(c *Config) *bool { return &c.WALSalvage }),
+		memParam("pagecache-size", false, 1<<20, func(c *Config) *int64 { return &c.PageCacheSize }),
+		memParam("maxmemory", true, 0, func(c *Config) *int64 { return &c.MaxMemory }),
+		enumParam("maxmemory-policy", true, []string{"noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random",
+			"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"}, func(c *Config) *string { return &c.MaxMemoryPolicy }),
+		intParam("shards", false, 1, 1024, func(c *Config) *int { return &c.Shards }),
+		enumParam("io-backend", false, []string{"auto", "uring", "pool"}, func(c *Config) *string { return &c.IOBackend }),
+		boolParam("cpu-affinity", false, func(c *Config) *bool { return &c.CPUAffinity }),
+		{Name: "metrics-addr", Get: func(c *Config) string { return c.MetricsAddr },
+			Set: func(c *Config, v string) error { c.MetricsAddr = v; return nil }},
+	}
+	for name := range defaultStored() {
+		ps = append(ps, storedParam(name))
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
+	return ps
+}
+
+func storedParam(name string) *Param {
+	p := &Param{Name: name, Mutable: true,
+		Get: func(c *Config) string { return c.Stored[name] },
+		Set: func(c *Config, v string) error { c.Stored[name] = v; return nil }}
+	// Redis 7 renamed *-ziplist-* to *-listpack-*; both names answer.
+	if strings.Contains(name, "listpack") {
+		p.Alias = strings.Replace(name, "listpack", "ziplist", 1)
+	}
+	return p
+}
+
+func boolParam(name string, mutable bool, field func(*Config) *bool) *Param {
+	return &Param{Name: name, Mutable: mutable,
+		Get: func(c *Config) string { return yesNo(*field(c)) },
+		Set: func(c *Config, v string) error {
+			b, err := ParseBool(v)
+			if err != nil {
+				return err
+			}
+			*field(c) = b
+			return nil
+		}}
+}
+
+func intParam(name string, mutable bool, lo, hi int, field func(*Config) *int) *Param {
+	return &Param{Name: name, Mutable: mutable,
+		Get: func(c *Config) string { return strconv.Itoa(*field(c)) },
+		Set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return errors.New("argument couldn't be parsed into an integer")
+			}
+			if n < lo || n > hi {
+				return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+			}
+			*field(c) = n
+			return nil
+		}}
+}
+
+func memParam(name string, mutable bool, lo int64, field func(*Config) *int64) *Param {
+	return &Param{Name: name, Mutable: mutable,
+		Get: func(c *Config) string { return strconv.FormatInt(*field(c), 10) },
+		Set: func(c *Config, v string) error {
+			n, err := ParseMemory(v)
+			if err != nil {
+				return err
+			}
+			if n < lo && !(lo > 0 && n == 0 && name == "maxmemory") {
+				return fmt.Errorf("argument must be a memory value of at least %d", lo)
+			}
+			*field(c) = n
+			return nil
+		}}
+}
+
+func secondsParam(name string, mutable bool, field func(*Config) *time.Duration) *Param {
+	return &Param{Name: name, Mutable: mutable,
+		Get: func(c *Config) string { return strconv.FormatInt(int64(*field(c)/time.Second), 10) },
+		Set: func(c *Config, v string) error {
+			d, err := ParseSeconds(v)
+			if err != nil {
+				return err
+			}
+			*field(c) = d
+			return nil
+		}}
+}
+
+func enumParam(name string, mutable bool, values []string, field func(*Config) *string) *Param {
+	return &Param{Name: name, Mutable: mutable,
+		Get: func(c *Config) string { return *field(c) },
+		Set: func(c *Config, v string) error {
+			v = strings.ToLower(v)
+			for _, ok := range values {
+				if v == ok {
+					*field(c) = v
+					return nil
+				}
+			}
+			return errors.New("argument(s) must be one of the following: " + strings.Join(values, ", "))
+		}}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// ParseBool reads yes/no (and true/false, 1/0) like redis.conf.
+func ParseBool(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "yes", "true", "1", "on":
+		return true, nil
+	case "no", "false", "0", "off":
+		return false, nil
+	}
+	return false, errors.New("argument must be 'yes' or 'no'")
+}
+
+// ParseMemory reads a memory amount as redis.conf does: a plain byte count,
+// or a number with k/m/g (powers of 1000) or kb/mb/gb (powers of 1024), any case.
+func ParseMemory(v string) (int64, error) {
+	s := strings.ToLower(strings.TrimSpace(v))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1e9}, {"m", 1e6}, {"k", 1e3}, {"b", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || (mult > 1 && n > (1<<62)/mult) {
+		return 0, errors.New("argument must be a memory value")
+	}
+	return n * mult, nil
+}
+
+// ParseSeconds reads a duration as whole seconds ("300"), or as a Go
+// duration ("1500ms", "5m") for moond's own parameters.
+func ParseSeconds(v string) (time.Duration, error) {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 && n < 1<<33 {
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, errors.New("argument couldn't be parsed into a duration in seconds")
+	}
+	return d, nil
+}
