@@ -1,0 +1,206 @@
+package resp
+
+import "strconv"
+
+// Writer appends replies to Buf in the protocol the connection speaks: RESP3
+// when Proto is 3, RESP2 otherwise. The RESP3 types that RESP2 lacks are
+// written the way Redis writes them to a RESP2 client: maps, sets and pushes
+// as arrays, doubles, verbatim strings and big numbers as bulk strings,
+// booleans as the integers 1 and 0, and nulls as the null bulk string or the
+// null array.
+//
+// A Writer allocates only when Buf must grow; Reset keeps Buf's memory for
+// the next batch of replies.
+type Writer struct {
+	Buf   []byte
+	Proto int
+}
+
+func (w *Writer) resp3() bool { return w.Proto == 3 }
+
+// SimpleString writes a status reply such as +OK. CR and LF cannot appear in
+// one: those at either end are dropped and the others become spaces.
+func (w *Writer) SimpleString(s string) {
+	w.line('+', s)
+}
+
+// Error writes an error reply. msg carries its error code, as in
+// "ERR unknown command" or "WRONGTYPE Operation against a key holding the
+// wrong kind of value"; a leading '-' is taken as part of the encoding and
+// not doubled. As Redis does for formatted errors, CR and LF at either end
+// of msg are dropped and the others become spaces, so that no client input
+// quoted in an error can break the reply stream.
+func (w *Writer) Error(msg string) {
+	if len(msg) > 0 && msg[0] == '-' {
+		msg = msg[1:]
+	}
+	w.line('-', msg)
+}
+
+// line writes a reply of one line: prefix, s made safe, CRLF.
+func (w *Writer) line(prefix byte, s string) {
+	for len(s) > 0 && (s[0] == '\r' || s[0] == '\n') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == '\r' || s[len(s)-1] == '\n') {
+		s = s[:len(s)-1]
+	}
+	w.Buf = append(w.Buf, prefix)
+	start := len(w.Buf)
+	w.Buf = append(w.Buf, s...)
+	for i := start; i < len(w.Buf); i++ {
+		if c := w.Buf[i]; c == '\r' || c == '\n' {
+			w.Buf[i] = ' '
+		}
+	}
+	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+// header writes a type byte, a decimal number and CRLF.
+func (w *Writer) header(prefix byte, n int64) {
+	w.Buf = append(w.Buf, prefix)
+	w.Buf = strconv.AppendInt(w.Buf, n, 10)
+	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+// Int writes an integer reply.
+func (w *Writer) Int(n int64) {
+	w.header(':', n)
+}
+
+// Bulk writes a bulk string. A nil b is the empty string, not a null: use
+// Null for that.
+func (w *Writer) Bulk(b []byte) {
+	w.header('$', int64(len(b)))
+	w.Buf = append(w.Buf, b...)
+	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+// BulkString writes s as a bulk string.
+func (w *Writer) BulkString(s string) {
+	w.header('$', int64(len(s)))
+	w.Buf = append(w.Buf, s...)
+	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+// Null writes the null reply: the null bulk string $-1 in RESP2, _ in RESP3.
+func (w *Writer) Null() {
+	if w.resp3() {
+		w.Buf = append(w.Buf, "_\r\n"...)
+		return
+	}
+	w.Buf = append(w.Buf, "$-1\r\n"...)
+}
+
+// NullArray writes the null reply where a RESP2 client expects an array, as
+// for a timed-out BLPOP or an aborted EXEC: *-1 in RESP2, _ in RESP3.
+func (w *Writer) NullArray() {
+	if w.resp3() {
+		w.Buf = append(w.Buf, "_\r\n"...)
+		return
+	}
+	w.Buf = append(w.Buf, "*-1\r\n"...)
+}
+
+// ArrayHeader starts an array of n elements; the caller writes them next.
+func (w *Writer) ArrayHeader(n int) {
+	w.header('*', int64(n))
+}
+
+// MapHeader starts a map of n key-value pairs; the caller writes the 2n keys
+// and values next, alternating. RESP2 sees an array of 2n elements.
+func (w *Writer) MapHeader(n int) {
+	if w.resp3() {
+		w.header('%', int64(n))
+		return
+	}
+	w.header('*', 2*int64(n))
+}
+
+// SetHeader starts a set of n elements. RESP2 sees an array.
+func (w *Writer) SetHeader(n int) {
+	if w.resp3() {
+		w.header('~', int64(n))
+		return
+	}
+	w.header('*', int64(n))
+}
+
+// PushHeader starts an out-of-band push message of n elements, such as a
+// pub/sub message or a client-tracking invalidation. RESP2 sees an array.
+func (w *Writer) PushHeader(n int) {
+	if w.resp3() {
+		w.header('>', int64(n))
+		return
+	}
+	w.header('*', int64(n))
+}
+
+// Double writes a floating-point number, formatted as Redis 7.2 and later
+// format it (see appendDouble): a RESP3 double, or a bulk string in RESP2.
+func (w *Writer) Double(f float64) {
+	var tmp [32]byte
+	d := appendDouble(tmp[:0], f)
+	if w.resp3() {
+		w.Buf = append(w.Buf, ',')
+		w.Buf = append(w.Buf, d...)
+		w.Buf = append(w.Buf, '\r', '\n')
+		return
+	}
+	w.Bulk(d)
+}
+
+// Bool writes a boolean: #t or #f in RESP3, the integer 1 or 0 in RESP2.
+func (w *Writer) Bool(b bool) {
+	switch {
+	case w.resp3() && b:
+		w.Buf = append(w.Buf, "#t\r\n"...)
+	case w.resp3():
+		w.Buf = append(w.Buf, "#f\r\n"...)
+	case b:
+		w.Buf = append(w.Buf, ":1\r\n"...)
+	default:
+		w.Buf = append(w.Buf, ":0\r\n"...)
+	}
+}
+
+// Verbatim writes a verbatim string, text with a three-byte format such as
+// "txt" or "mkd" (RESP3 =); RESP2 gets b alone as a bulk string. It panics if
+// format is not three bytes long, as the protocol requires.
+func (w *Writer) Verbatim(format string, b []byte) {
+	if len(format) != 3 {
+		panic("resp: verbatim format must be 3 bytes, got " + strconv.Quote(format))
+	}
+	if !w.resp3() {
+		w.Bulk(b)
+		return
+	}
+	w.header('=', int64(len(b))+4)
+	w.Buf = append(w.Buf, format...)
+	w.Buf = append(w.Buf, ':')
+	w.Buf = append(w.Buf, b...)
+	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+// BigNumber writes an integer too large for Int, given in decimal (RESP3 ();
+// RESP2 gets a bulk string.
+func (w *Writer) BigNumber(s string) {
+	if !w.resp3() {
+		w.BulkString(s)
+		return
+	}
+	w.Buf = append(w.Buf, '(')
+	w.Buf = append(w.Buf, s...)
+	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+// Raw appends b, which must be whole encoded replies in the connection's
+// protocol, such as a reply that another shard produced.
+func (w *Writer) Raw(b []byte) {
+	w.Buf = append(w.Buf, b...)
+}
+
+// Reset empties Buf, keeping its memory.
+func (w *Writer) Reset() {
+	w.Buf = w.Buf[:0]
+}
