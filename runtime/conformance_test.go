@@ -869,3 +869,37 @@ func TestStopReturnsWithinStopGraceWhileAnOpenBlocksOnAFIFO(t *testing.T) {
 		t.Logf("Stop returned after %v (StopGrace %v)", time.Since(start), grace)
 	})
 }
+
+// TestBeforeWaitRunsOncePerIterationAfterMessages checks the hook that group
+// commit hangs on: it sees everything a burst of messages did, and runs
+// before the loop sleeps, so work queued by it goes out without a wake-up.
+func TestBeforeWaitRunsOncePerIterationAfterMessages(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, kind Kind) {
+		l := startLoop(t, kind)
+		var queued, flushedAt []int
+		pending := 0
+		onLoop(t, l, func() {
+			l.BeforeWait(func() {
+				if pending > 0 {
+					flushedAt = append(flushedAt, pending)
+					pending = 0
+				}
+			})
+		})
+		done := make(chan struct{})
+		// One message that queues 3 items: the hook must flush all 3 at once.
+		onLoop(t, l, func() {
+			for i := 0; i < 3; i++ {
+				queued = append(queued, i)
+				pending++
+			}
+		})
+		onLoop(t, l, func() { close(done) })
+		await(t, done, "messages")
+		onLoop(t, l, func() {
+			if len(flushedAt) == 0 || flushedAt[0] != 3 {
+				t.Errorf("hook flushed %v, want the 3 items of one iteration together", flushedAt)
+			}
+		})
+	})
+}

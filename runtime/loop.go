@@ -102,9 +102,10 @@ type Loop struct {
 	tid int // OS thread id of the loop (Linux), 0 elsewhere
 
 	// Loop-thread state.
-	now      time.Time
-	timers   timerHeap
-	timerSeq uint64
+	now        time.Time
+	timers     timerHeap
+	timerSeq   uint64
+	beforeWait []func()
 
 	done chan struct{}
 	err  error // why the loop ended abnormally; read after done
@@ -231,20 +232,34 @@ func (l *Loop) finish(err error) {
 // serve runs iterations until Stop is requested or the backend fails.
 //
 // One iteration: reap completions and run their callbacks → drain the
-// mailbox → run due timers → submit and wait for the next completion,
-// mailbox wake-up or timer deadline.
+// mailbox → run due timers → run the before-wait hooks → submit and wait
+// for the next completion, mailbox wake-up or timer deadline.
 func (l *Loop) serve() error {
 	for {
 		l.now = time.Now()
 		l.drv.reap(reapBudget)
 		l.drainMailbox()
 		l.runTimers(l.now)
+		l.runBeforeWait()
 		if l.state.Load() == stateStopping {
 			return nil
 		}
 		if err := l.sleep(); err != nil {
 			return err
 		}
+	}
+}
+
+// BeforeWait registers f to run once per iteration, after the callbacks,
+// messages and timers of that iteration and before the loop submits and
+// waits. It is where work that everything in an iteration contributed to
+// goes out as one: a WAL group commit, one message per target shard. Loop
+// thread only; hooks run in the order they were added.
+func (l *Loop) BeforeWait(f func()) { l.beforeWait = append(l.beforeWait, f) }
+
+func (l *Loop) runBeforeWait() {
+	for _, f := range l.beforeWait {
+		f()
 	}
 }
 
