@@ -48,13 +48,14 @@ type SyncWriter struct {
 	stats WriterStats
 }
 
-// WriterStats counts what a SyncWriter did.
+// WriterStats counts what a SyncWriter or a Writer did.
 type WriterStats struct {
-	Groups    int64 // groups written
-	Records   int64 // records written (seals included)
-	Bytes     int64 // record bytes written
-	Datasyncs int64 // fdatasyncs of segment files
-	Segments  int64 // segments created
+	Groups      int64 // groups written
+	Records     int64 // records written (seals included)
+	Bytes       int64 // record bytes written
+	Datasyncs   int64 // fdatasyncs of segment files
+	Segments    int64 // segments created
+	WriteErrors int64 // failed group writes (retried)
 }
 
 // OpenSyncWriter prepares a writer that continues the log in o.Dir from

@@ -1,0 +1,271 @@
+package wal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/moond-db/moond/runtime"
+)
+
+// writerEnv is a Writer on a real loop of one backend, over a temp dir.
+type writerEnv struct {
+	t    *testing.T
+	loop *runtime.Loop
+	dir  string
+	w    *Writer
+	be   *faultBackend
+}
+
+func forEachKind(t *testing.T, f func(t *testing.T, kind runtime.Kind)) {
+	for _, k := range []runtime.Kind{runtime.KindUring, runtime.KindPool} {
+		t.Run(k.String(), func(t *testing.T) {
+			if k == runtime.KindUring {
+				if ok, why, _ := runtime.ProbeUring(); !ok {
+					t.Skip(why)
+				}
+			}
+			f(t, k)
+		})
+	}
+}
+
+func newWriterEnv(t *testing.T, kind runtime.Kind, policy FsyncPolicy, segSize int64) *writerEnv {
+	t.Helper()
+	loop := runtime.NewLoop(runtime.Config{Backend: kind, CPU: -1})
+	if err := loop.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(loop.Stop)
+	e := &writerEnv{t: t, loop: loop, dir: filepath.Join(t.TempDir(), "wal")}
+	if err := os.MkdirAll(e.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.on(func() {
+		e.be = &faultBackend{Backend: loop.Backend(), loop: loop}
+		app := NewAppender(AppenderOptions{Shard: 0, SegmentSize: segSize, NextLSN: 1})
+		e.w = NewWriter(loop, e.be, app, e.dir, policy)
+		loop.BeforeWait(e.w.Kick)
+	})
+	return e
+}
+
+// on runs f on the loop's thread.
+func (e *writerEnv) on(f func()) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := e.loop.Call(ctx, f); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// waitUntil polls cond on the loop's thread until it holds (deadline 20s).
+func (e *writerEnv) waitUntil(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var ok bool
+		e.on(func() { ok = cond() })
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (e *writerEnv) appendN(from, n int) (last uint64) {
+	e.on(func() {
+		for i := from; i < from+n; i++ {
+			lsn, err := e.w.Appender().AppendCommand(0, [][]byte{[]byte("SET"), []byte(fmt.Sprintf("k%d", i)), []byte("v")})
+			if err != nil {
+				e.t.Errorf("append: %v", err)
+				return
+			}
+			last = lsn
+		}
+	})
+	return last
+}
+
+func (e *writerEnv) close() error {
+	done := make(chan error, 1)
+	e.on(func() { e.w.Close(func(err error) { done <- err }) })
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(20 * time.Second):
+		e.t.Fatal("Close did not finish")
+		return nil
+	}
+}
+
+// recoverKeys replays the directory and returns the SET keys in LSN order.
+func recoverKeys(t *testing.T, dir string) ([]string, *RecoverResult) {
+	t.Helper()
+	var keys []string
+	res, err := Recover(RecoverOptions{Dir: dir, Apply: func(lsn uint64, typ RecordType, p []byte) error {
+		db, args, err := DecodeCommand(p)
+		if err != nil || db != 0 {
+			return fmt.Errorf("record %d: db %d err %v", lsn, db, err)
+		}
+		keys = append(keys, string(args[1]))
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys, res
+}
+
+func checkKeys(t *testing.T, keys []string, n int) {
+	t.Helper()
+	if len(keys) != n {
+		t.Fatalf("recovered %d records, want %d", len(keys), n)
+	}
+	for i, k := range keys {
+		if k != fmt.Sprintf("k%d", i) {
+			t.Fatalf("record %d is %s: order lost", i, k)
+		}
+	}
+}
+
+func TestWriterCommitsOneIterationAsOneWriteAndFdatasync(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newWriterEnv(t, kind, FsyncAlways, 0)
+		last := e.appendN(0, 100) // one message: one iteration
+		e.waitUntil("durable", func() bool { return e.w.Appender().DurableLSN() >= last })
+		var st WriterStats
+		e.on(func() { st = e.w.Stats() })
+		if st.Groups != 1 || st.Datasyncs != 1 || st.Records != 100 {
+			t.Fatalf("stats %+v: want the 100 records in 1 group with 1 fdatasync", st)
+		}
+		if err := e.close(); err != nil {
+			t.Fatal(err)
+		}
+		keys, res := recoverKeys(t, e.dir)
+		checkKeys(t, keys, 100)
+		if res.Truncated != nil {
+			t.Fatalf("clean close left a torn tail: %+v", res.Truncated)
+		}
+	})
+}
+
+func TestWriterEverysecMakesWritesDurableWithinTheSecond(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newWriterEnv(t, kind, FsyncEverysec, 0)
+		last := e.appendN(0, 10)
+		e.waitUntil("written", func() bool { return e.w.Appender().WrittenLSN() >= last })
+		var st WriterStats
+		e.on(func() { st = e.w.Stats() })
+		if st.Datasyncs != 0 {
+			t.Fatalf("everysec fdatasynced on the write path: %+v", st)
+		}
+		e.waitUntil("durable by the once-a-second sync", func() bool { return e.w.Appender().DurableLSN() >= last })
+	})
+}
+
+func TestWriterRotatesSegmentsAndRecoveryReadsThemAll(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newWriterEnv(t, kind, FsyncAlways, 1024)
+		n := 0
+		for i := 0; i < 20; i++ {
+			last := e.appendN(n, 10)
+			n += 10
+			e.waitUntil("durable", func() bool { return e.w.Appender().DurableLSN() >= last })
+		}
+		if err := e.close(); err != nil {
+			t.Fatal(err)
+		}
+		keys, res := recoverKeys(t, e.dir)
+		checkKeys(t, keys, n)
+		if res.Segments < 5 {
+			t.Fatalf("%d segments for %d records of 1 KiB segments: no rotation", res.Segments, n)
+		}
+	})
+}
+
+func TestWriterRetriesAFailedWriteAndReportsIt(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newWriterEnv(t, kind, FsyncAlways, 0)
+		e.on(func() { e.be.failWrites = 2 })
+		first := e.appendN(0, 5)
+		e.waitUntil("the failure reported", func() bool { return e.w.Appender().LastError() != nil })
+		var lastErr error
+		e.on(func() { lastErr = e.w.Appender().LastError() })
+		if !errors.Is(lastErr, syscall.ENOSPC) {
+			t.Fatalf("LastError = %v, want ENOSPC", lastErr)
+		}
+		last := e.appendN(5, 5)
+		e.waitUntil("durable after the retries", func() bool { return e.w.Appender().DurableLSN() >= last })
+		e.on(func() { lastErr = e.w.Appender().LastError() })
+		if lastErr != nil || first >= last {
+			t.Fatalf("after a good write LastError = %v", lastErr)
+		}
+		e.close()
+		keys, _ := recoverKeys(t, e.dir)
+		checkKeys(t, keys, 10)
+	})
+}
+
+func TestWriterFdatasyncErrorPoisonsTheLog(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newWriterEnv(t, kind, FsyncAlways, 0)
+		e.on(func() { e.be.failSyncs = 1 })
+		last := e.appendN(0, 3)
+		e.waitUntil("poisoned", func() bool { return e.w.Appender().Poisoned() != nil })
+		var durable uint64
+		var err error
+		e.on(func() {
+			durable = e.w.Appender().DurableLSN()
+			_, err = e.w.Appender().AppendCommand(0, [][]byte{[]byte("SET"), []byte("x"), []byte("y")})
+		})
+		if durable >= last {
+			t.Fatalf("durable LSN %d covers records whose fdatasync failed", durable)
+		}
+		if !errors.Is(err, ErrPoisoned) {
+			t.Fatalf("append after a failed fdatasync: %v, want ErrPoisoned", err)
+		}
+	})
+}
+
+// faultBackend injects failures into the writer's chains: the pwrite of the
+// next failWrites chains fails with ENOSPC, the fdatasync of the next
+// failSyncs chains with EIO. Results arrive asynchronously, as the Backend
+// contract requires.
+type faultBackend struct {
+	runtime.Backend
+	loop       *runtime.Loop
+	failWrites int
+	failSyncs  int
+}
+
+func (f *faultBackend) Chain(ops []runtime.Op, cb func([]runtime.Result)) {
+	if len(ops) > 0 && ops[0].Kind == runtime.OpPwrite && ops[0].Off >= SegmentHeaderSize && f.failWrites > 0 {
+		f.failWrites--
+		res := make([]runtime.Result, len(ops))
+		res[0].Err = syscall.ENOSPC
+		for i := 1; i < len(res); i++ {
+			res[i].Err = syscall.ECANCELED
+		}
+		f.loop.AfterFunc(0, func() { cb(res) })
+		return
+	}
+	if len(ops) == 2 && ops[1].Kind == runtime.OpFdatasync && f.failSyncs > 0 {
+		f.failSyncs--
+		f.Backend.Chain(ops, func(res []runtime.Result) {
+			res[1] = runtime.Result{Err: syscall.EIO}
+			cb(res)
+		})
+		return
+	}
+	f.Backend.Chain(ops, cb)
+}
