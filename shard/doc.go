@@ -1,0 +1,28 @@
+// Package shard holds one shard's slice of the keyspace and executes the data
+// commands against it.
+//
+// A [Keyspace] is a set of numbered databases (SELECT's index), each a hash
+// table from key to value plus a second table of expiry times for the keys
+// that have one. [Keyspace.Exec] runs one command, already routed to this
+// shard by the server, and writes its reply through a [ReplyWriter]; the
+// command's name, arity, flags and key positions come from the table that
+// [Lookup] and [Specs] expose, with Redis 7.0's values, so that the server
+// can route keys and answer COMMAND.
+//
+// Behaviour and error texts follow Redis 7.0 to the letter: clients and the
+// Redis test suite match on them.
+//
+// Time comes from Keyspace.Now (unix milliseconds), read once per command, so
+// that tests control it. Keys whose time has come are deleted lazily when a
+// command touches them and actively by [Keyspace.ActiveExpire], a bounded
+// sampling cycle that the shard's tick runs.
+//
+// Every write that changes the data is reported to Keyspace.Journal in a
+// deterministic form (absolute expiry times, resulting values instead of
+// increments, DEL for expirations), so that replaying the journal through
+// Exec with Keyspace.Loading set rebuilds the same data whatever the clock
+// says at replay time.
+//
+// A Keyspace belongs to one shard's thread: nothing in it is safe for
+// concurrent use.
+package shard

@@ -1,0 +1,99 @@
+package shard
+
+import "strconv"
+
+// The write journal. Every write that changed the data hands Journal one
+// record, an argument vector that Exec can run, in a form whose effect does
+// not depend on the clock or on chance:
+//
+//	SET, SETNX, SETEX, PSETEX, GETSET, SET ... GET    SET k v [PXAT ms | KEEPTTL]
+//	MSET, MSETNX                                      MSET k v ...
+//	INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT,
+//	APPEND, SETRANGE                                  SET k <resulting value> KEEPTTL
+//	GETDEL, DEL, UNLINK                               DEL k ... (the keys that existed)
+//	GETEX EX|PX|EXAT|PXAT, EXPIRE, PEXPIRE,
+//	EXPIREAT, PEXPIREAT                               PEXPIREAT k ms, or DEL k for a time already past
+//	GETEX PERSIST, PERSIST                            PERSIST k
+//	RENAME, RENAMENX                                  RENAME src dst
+//	COPY                                              COPY src dst DB n [REPLACE]
+//	MOVE                                              MOVE k n
+//	FLUSHDB, FLUSHALL, SWAPDB                         FLUSHDB, FLUSHALL, SWAPDB a b
+//	a key expiring (lazily or actively)               DEL k
+//
+// A command that changed nothing (SET NX on an existing key, DEL of a
+// missing key, EXPIRE GT that lost) writes no record. Replaying the records
+// in order through Exec, with Loading set, rebuilds the same keys, values
+// and expiry times. (Encodings may differ: INCRBYFLOAT leaves an "embstr"
+// that the replayed SET may store as "int", as in Redis's own replication.)
+
+// journaling reports whether writes must be journaled.
+func (ks *Keyspace) journaling() bool { return ks.Journal != nil && !ks.Loading }
+
+// jstart begins a record with the command name cmd.
+func (ks *Keyspace) jstart(cmd string) {
+	ks.jargs = append(ks.jargs[:0], unsafeBytes(cmd))
+	ks.jnum = ks.jnum[:0]
+}
+
+func (ks *Keyspace) jadd(args ...[]byte) { ks.jargs = append(ks.jargs, args...) }
+
+// jint adds the decimal form of n. The digits go to jnum, which only grows
+// during a record: a slice taken before append moved it still reads its
+// digits from the old array.
+func (ks *Keyspace) jint(n int64) {
+	start := len(ks.jnum)
+	ks.jnum = strconv.AppendInt(ks.jnum, n, 10)
+	ks.jargs = append(ks.jargs, ks.jnum[start:len(ks.jnum):len(ks.jnum)])
+}
+
+// jend hands the record to Journal.
+func (ks *Keyspace) jend(dbi int) {
+	ks.Journal(dbi, ks.jargs)
+	clear(ks.jargs)
+	ks.jargs = ks.jargs[:0]
+}
+
+// journal writes a record of fixed arguments.
+func (ks *Keyspace) journal(dbi int, cmd string, args ...[]byte) {
+	if !ks.journaling() {
+		return
+	}
+	ks.jstart(cmd)
+	ks.jadd(args...)
+	ks.jend(dbi)
+}
+
+// journalSetValue records key's new value as SET key value KEEPTTL, the
+// deterministic form of the commands that compute a value from the old one.
+func (ks *Keyspace) journalSetValue(dbi int, key []byte, v value) {
+	if !ks.journaling() {
+		return
+	}
+	ks.jstart("SET")
+	ks.jadd(key)
+	if v.isInt() {
+		ks.jint(v.intVal())
+	} else {
+		ks.jadd(v.bytes())
+	}
+	ks.jadd(kwKeepTTL)
+	ks.jend(dbi)
+}
+
+// journalExpireAt records a new absolute expiry time.
+func (ks *Keyspace) journalExpireAt(dbi int, key []byte, when int64) {
+	if !ks.journaling() {
+		return
+	}
+	ks.jstart("PEXPIREAT")
+	ks.jadd(key)
+	ks.jint(when)
+	ks.jend(dbi)
+}
+
+var (
+	kwKeepTTL = []byte("KEEPTTL")
+	kwPXAT    = []byte("PXAT")
+	kwDB      = []byte("DB")
+	kwReplace = []byte("REPLACE")
+)

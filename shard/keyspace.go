@@ -1,0 +1,216 @@
+package shard
+
+import (
+	"hash/maphash"
+	"time"
+)
+
+// DefaultDatabases is Redis's default number of databases.
+const DefaultDatabases = 16
+
+// DefaultMaxBulkLen is Redis's default proto-max-bulk-len: the longest
+// string APPEND and SETRANGE may build.
+const DefaultMaxBulkLen = 512 << 20
+
+// Client is the per-connection state the data commands need.
+type Client struct {
+	// DB is the selected database. The server keeps it in range: see
+	// [Keyspace.SelectIndex].
+	DB int
+	// NoTouch is CLIENT NO-TOUCH: reads leave the keys' LRU clocks alone
+	// (TOUCH still updates them).
+	NoTouch bool
+}
+
+// Keyspace is one shard's slice of the data: its databases and the state
+// that command execution, expiry and the statistics share.
+type Keyspace struct {
+	// Now returns the current unix time in milliseconds. Exec reads it once
+	// per command; every expiry decision of the command uses that reading.
+	Now func() int64
+
+	// Journal, when set, receives every effective write in deterministic
+	// form (see journal.go). args and their bytes are valid only during the
+	// call: the callee copies what it keeps.
+	Journal func(db int, args [][]byte)
+
+	// Loading is set while the journal is replayed: keys never expire, an
+	// expiry time in the past is stored rather than acted on, and nothing
+	// is journaled, as Redis does while it loads an AOF.
+	Loading bool
+
+	// MaxBulkLen is proto-max-bulk-len, the longest string APPEND and
+	// SETRANGE may build.
+	MaxBulkLen int64
+
+	dbs      []*db
+	seed     maphash.Seed
+	now      int64 // Now() as read for the command being executed
+	stats    Stats
+	expireDB int // next database ActiveExpire visits
+
+	scratch []byte    // reply and parse scratch
+	keysTmp []string  // keys collected by KEYS and SCAN
+	jargs   [][]byte  // journal record being built
+	jnum    []byte    // digits of numbers in the journal record
+	delArgs [2][]byte // journal record of an expiration
+}
+
+// db is one numbered database.
+type db struct {
+	keys    dict[value]
+	expires dict[int64] // unix ms of expiry, for the keys whose kw has kwTTL
+
+	// dataBytes is the allocator's share for keys and values, as allocSize
+	// estimates it; the tables' own memory comes from dict.memory.
+	dataBytes int64
+
+	expireCursor uint64 // where ActiveExpire's walk of expires resumes
+	avgTTL       int64  // running estimate of the TTL of keys not yet expired
+}
+
+// NewKeyspace returns an empty keyspace of n databases (DefaultDatabases if
+// n <= 0) whose clock is now (the system clock if nil).
+func NewKeyspace(n int, now func() int64) *Keyspace {
+	if n <= 0 {
+		n = DefaultDatabases
+	}
+	if now == nil {
+		now = func() int64 { return time.Now().UnixMilli() }
+	}
+	ks := &Keyspace{Now: now, MaxBulkLen: DefaultMaxBulkLen, seed: maphash.MakeSeed()}
+	ks.dbs = make([]*db, n)
+	for i := range ks.dbs {
+		ks.dbs[i] = ks.newDB()
+	}
+	ks.delArgs[0] = []byte("DEL")
+	return ks
+}
+
+func (ks *Keyspace) newDB() *db {
+	return &db{keys: newDict[value](ks.seed), expires: newDict[int64](ks.seed)}
+}
+
+// NumDBs is the number of databases.
+func (ks *Keyspace) NumDBs() int { return len(ks.dbs) }
+
+func (ks *Keyspace) db(c *Client) *db { return ks.dbs[c.DB] }
+
+// lru is the LRU clock stamp of the current command: seconds, 24 bits, as
+// Redis's LRU_CLOCK.
+func (ks *Keyspace) lru() uint64 {
+	return uint64(ks.now/1000) << kwLRUShift & kwLRUMask
+}
+
+func (ks *Keyspace) touch(sl *slot[value]) {
+	sl.kw = sl.kw&^kwLRUMask | ks.lru()
+}
+
+// lookup finds key in database dbi, deleting it first if its time has come.
+// It returns the key's slot (nil if absent) and its hash.
+//
+// A slot pointer stays valid only until the next insert or delete in the
+// same database, and a lookup deletes when it expires a key: copy what you
+// need from a slot before looking up another key of its database.
+func (ks *Keyspace) lookup(dbi int, key []byte) (*slot[value], uint64) {
+	d := ks.dbs[dbi]
+	h := d.keys.hash(key)
+	sl := d.keys.find(h, key)
+	if sl != nil && sl.kw&kwTTL != 0 && ks.expired(d, h, key) {
+		ks.expireKey(dbi, h, key)
+		return nil, h
+	}
+	return sl, h
+}
+
+// lookupRead is Redis's lookupKeyRead: a lookup that counts a keyspace hit
+// or miss and refreshes the key's LRU clock unless the client asked for
+// NO-TOUCH.
+func (ks *Keyspace) lookupRead(c *Client, key []byte) (*slot[value], uint64) {
+	sl, h := ks.lookupReadNoTouch(c, key)
+	if sl != nil && !c.NoTouch {
+		ks.touch(sl)
+	}
+	return sl, h
+}
+
+// lookupReadNoTouch counts the hit or miss but leaves the LRU clock alone,
+// as TTL, TYPE, EXISTS and OBJECT do.
+func (ks *Keyspace) lookupReadNoTouch(c *Client, key []byte) (*slot[value], uint64) {
+	sl, h := ks.lookup(c.DB, key)
+	if sl == nil {
+		ks.stats.KeyspaceMisses++
+	} else {
+		ks.stats.KeyspaceHits++
+	}
+	return sl, h
+}
+
+// lookupWrite is Redis's lookupKeyWrite: no statistics, LRU refreshed.
+func (ks *Keyspace) lookupWrite(c *Client, key []byte) (*slot[value], uint64) {
+	sl, h := ks.lookup(c.DB, key)
+	if sl != nil {
+		ks.touch(sl)
+	}
+	return sl, h
+}
+
+// setKey stores v under key, whose slot from a lookup is sl (nil if the key
+// is absent) and whose hash is h, and returns the key's slot. The key's TTL
+// survives only if keepTTL.
+func (ks *Keyspace) setKey(d *db, h uint64, sl *slot[value], key []byte, v value, keepTTL bool) *slot[value] {
+	d.dataBytes += v.heapBytes()
+	if sl == nil {
+		k := string(key)
+		d.dataBytes += allocSize(int64(len(k)))
+		return d.keys.insert(h, k, v, ks.lru())
+	}
+	d.dataBytes -= sl.v.heapBytes()
+	sl.v = v
+	if !keepTTL && sl.kw&kwTTL != 0 {
+		d.expires.remove(h, key)
+		sl.kw &^= kwTTL
+	}
+	ks.touch(sl)
+	return sl
+}
+
+// addKey inserts key, which must be absent, reusing the string k when the
+// caller has one it may share (a key moving between databases), else
+// copying key.
+func (ks *Keyspace) addKey(d *db, h uint64, key []byte, k string, v value) *slot[value] {
+	if k == "" && len(key) > 0 {
+		k = string(key)
+	}
+	d.dataBytes += allocSize(int64(len(k))) + v.heapBytes()
+	return d.keys.insert(h, k, v, ks.lru())
+}
+
+// deleteKey removes key and its TTL, and reports whether it was there. It
+// does not check expiry: callers look the key up first.
+func (ks *Keyspace) deleteKey(d *db, h uint64, key []byte) bool {
+	s, i := d.keys.lookup(h, key)
+	if i < 0 {
+		return false
+	}
+	sl := &s.slots[i]
+	if sl.kw&kwTTL != 0 {
+		d.expires.remove(h, key)
+	}
+	d.dataBytes -= allocSize(int64(len(key))) + sl.v.heapBytes()
+	d.keys.removeAt(s, i)
+	return true
+}
+
+// SelectIndex parses SELECT's argument and checks it against the number of
+// databases. It returns the index, or the error reply ("" when none).
+func (ks *Keyspace) SelectIndex(arg []byte) (int, string) {
+	n, ok := parseInt(arg)
+	if !ok || n < -1<<31 || n > 1<<31-1 {
+		return 0, errNotInteger
+	}
+	if n < 0 || n >= int64(len(ks.dbs)) {
+		return 0, errDBRange
+	}
+	return int(n), ""
+}
