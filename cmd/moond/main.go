@@ -1,32 +1,135 @@
-// Command moond is the moond server.
+// Command moond is the moond server: a Redis-compatible key-value server
+// built as a thread-per-core shard runtime on io_uring.
 //
-// The server is being built issue by issue; this binary prints its version
-// and what io_uring this machine offers, which is what the runtime's backend
-// selection will look at.
+// Usage is redis-server's: an optional config file in redis.conf syntax
+// first, then --name value options named like its directives.
+//
+//	moond [/path/to/moond.conf] [--port 6379] [--bind 127.0.0.1] [--shards N] [--io-backend auto|uring|pool] ...
 package main
 
 import (
-	"flag"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
-	"runtime"
+	"os/signal"
+	goruntime "runtime"
+	"strings"
+	"syscall"
 
+	"github.com/moond-db/moond/persistence/wal"
+	"github.com/moond-db/moond/server"
+	"github.com/moond-db/moond/server/config"
 	"github.com/moond-db/moond/uring"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.0.0-dev"
+// Exit statuses (sysexits.h): a configuration error, and a WAL whose
+// acknowledged history is damaged (refused unless --wal-salvage).
+const (
+	exitConfig   = 78 // EX_CONFIG
+	exitSoftware = 70 // EX_SOFTWARE
+)
 
 func main() {
-	flag.Bool("version", false, "print the version and the io_uring probe, then exit")
-	flag.Parse()
-	fmt.Printf("moond %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 {
+		switch args[0] {
+		case "-v", "--version":
+			printVersion(stdout)
+			return 0
+		case "-h", "--help":
+			printHelp(stdout)
+			return 0
+		}
+	}
+	cfg, err := config.Load(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "moond: configuration error: %v\n", err)
+		return exitConfig
+	}
+	log, closeLog, err := newLogger(cfg, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "moond: %v\n", err)
+		return exitConfig
+	}
+	defer closeLog()
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		log.Error("cannot create the data directory", "dir", cfg.Dir, "err", err)
+		return 1
+	}
+	// Listen for signals before saying we are ready: a SIGTERM right after
+	// the ready line must stop us cleanly, not kill us.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	srv := server.New(cfg, log)
+	if err := srv.Start(); err != nil {
+		log.Error("cannot start", "err", err)
+		var tear *wal.MidChainTearError
+		var shards *server.ShardCountError
+		switch {
+		case errors.As(err, &tear):
+			fmt.Fprintf(stderr, "moond: %v\n", err)
+			return exitSoftware
+		case errors.As(err, &shards):
+			fmt.Fprintf(stderr, "moond: %v\n", err)
+			return exitConfig
+		}
+		return 1
+	}
+	log.Info("Ready to accept connections", "addr", srv.Addr(), "port", srv.Port(),
+		"backend", srv.Backend().String(), "shards", cfg.Shards, "version", server.Version)
+
+	select {
+	case sig := <-sigs:
+		log.Info("received signal, shutting down", "signal", sig.String())
+	case <-srv.ShutdownRequested():
+		log.Info("shutdown requested by a client")
+	}
+	srv.Stop()
+	log.Info("moond is now ready to exit, bye bye...")
+	return 0
+}
+
+func newLogger(cfg *config.Config, stderr io.Writer) (*slog.Logger, func(), error) {
+	out, closer := stderr, func() {}
+	if cfg.LogFile != "" {
+		f, err := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("logfile: %w", err)
+		}
+		out, closer = f, func() { f.Close() }
+	}
+	level := map[string]slog.Level{"debug": slog.LevelDebug, "verbose": slog.LevelDebug, "notice": slog.LevelInfo,
+		"warning": slog.LevelWarn, "nothing": slog.LevelError + 4}[cfg.LogLevel]
+	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level})), closer, nil
+}
+
+func printVersion(w io.Writer) {
+	fmt.Fprintf(w, "moond v=%s redis-compat=%s go=%s %s/%s\n", server.Version, server.RedisVersion,
+		goruntime.Version(), goruntime.GOOS, goruntime.GOARCH)
 	info, err := uring.Describe()
 	if err != nil {
-		fmt.Printf("io_uring: unavailable: %v\n", err)
-	} else {
-		fmt.Printf("io_uring: available\n  setup flags: %v\n  features: %v\n  opcodes: %v\n",
-			info.FlagNames(), info.FeatureNames(), info.OpNames())
+		fmt.Fprintf(w, "io_uring: unavailable (%v); the pool backend will serve\n", err)
+		return
 	}
-	fmt.Fprintln(os.Stderr, "moond: the server itself is not built yet; this binary only reports its version and io_uring support")
+	fmt.Fprintf(w, "io_uring: available\n  setup flags: %s\n  features: %s\n  opcodes: %s\n",
+		strings.Join(info.FlagNames(), " "), strings.Join(info.FeatureNames(), " "), strings.Join(info.OpNames(), " "))
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintln(w, `Usage: moond [/path/to/moond.conf] [--option value ...]
+       moond --version
+
+Options are named like redis.conf directives (--port, --bind, --dir, --requirepass,
+--appendonly, --appendfsync, --maxmemory, ...) plus moond's own:
+  --shards N              number of shards (default: CPU count)
+  --io-backend KIND       auto | uring | pool (default auto; MOOND_IO_BACKEND=pool forces pool)
+  --checkpoint-timeout S  seconds between checkpoints
+  --max-wal-size BYTES    WAL size that triggers a checkpoint
+  --wal-salvage           boot past a damaged WAL segment, reporting what was skipped
+  --metrics-addr ADDR     serve Prometheus /metrics on ADDR`)
 }

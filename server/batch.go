@@ -1,0 +1,166 @@
+package server
+
+import (
+	"errors"
+	"time"
+
+	"github.com/moond-db/moond/resp"
+	"github.com/moond-db/moond/runtime"
+	"github.com/moond-db/moond/shard"
+)
+
+// remoteFn runs on the target shard's loop and writes one reply.
+type remoteFn func(w *worker, out *resp.Writer)
+
+// batchItem is one command (or one part of a split command) for another shard.
+type batchItem struct {
+	conn  *conn
+	reply *pendingReply
+	part  int
+	db    int
+	proto int
+	args  [][]byte // owned copies: the connection's buffer is reused
+	fn    remoteFn // set for internal requests (INFO, CLIENT LIST, ...) instead of args
+}
+
+// batch carries every item one loop iteration sends to one target shard:
+// one mailbox message there, one message back.
+type batch struct {
+	from  *worker
+	items []batchItem
+	// Filled on the target: all replies in one buffer, item i ends at ends[i].
+	buf  []byte
+	ends []int
+}
+
+// queueRemote adds an item for shard target to this iteration's batch.
+func (w *worker) queueRemote(target int, it batchItem) {
+	b := w.outgoing[target]
+	if b == nil {
+		b = &batch{from: w}
+		w.outgoing[target] = b
+		w.outTargets = append(w.outTargets, target)
+	}
+	b.items = append(b.items, it)
+}
+
+// postBatches sends this iteration's batches, one message per target
+// shard; it runs before the loop waits (runtime.Loop.BeforeWait).
+func (w *worker) postBatches() {
+	for _, t := range w.outTargets {
+		b := w.outgoing[t]
+		w.outgoing[t] = nil
+		target := w.srv.workers[t]
+		w.send(target, func() { target.runBatch(b) })
+	}
+	w.outTargets = w.outTargets[:0]
+}
+
+// runBatch executes a batch on this (the target) shard and posts the replies
+// back to the shard that owns the connections.
+func (w *worker) runBatch(b *batch) {
+	out := resp.Writer{}
+	b.ends = make([]int, len(b.items))
+	var cl shard.Client
+	var maxLSN uint64
+	for i := range b.items {
+		it := &b.items[i]
+		out.Proto = it.proto
+		if it.fn != nil {
+			it.fn(w, &out)
+		} else {
+			cl.DB = it.db
+			maxLSN = max(maxLSN, w.execData(&cl, it.args, &out))
+		}
+		b.ends[i] = len(out.Buf)
+		it.args = nil
+	}
+	b.buf = out.Buf
+	from := b.from
+	post := func() { w.send(from, func() { from.deliverBatch(b) }) }
+	if maxLSN > 0 && w.mustWaitForDurability() {
+		// Under appendfsync always the replies go back only once this
+		// shard's WAL holds the batch's writes durably.
+		w.holdUntilDurable(maxLSN, post)
+		return
+	}
+	post()
+}
+
+// deliverBatch fills the pending replies a batch answered and lets their
+// connections send what became ready.
+func (w *worker) deliverBatch(b *batch) {
+	start := 0
+	var last *conn
+	for i := range b.items {
+		it := &b.items[i]
+		end := b.ends[i]
+		if it.conn.state != connClosed {
+			it.reply.fill(it.part, b.buf[start:end:end])
+		}
+		start = end
+		if it.conn != last {
+			if last != nil {
+				last.delivered()
+			}
+			last = it.conn
+		}
+	}
+	if last != nil {
+		last.delivered()
+	}
+}
+
+// send posts f to target's loop, keeping the order of everything this
+// worker sends there. A full mailbox is back-pressure: the message waits in
+// a local queue and is retried shortly, never dropped.
+func (w *worker) send(target *worker, f func()) {
+	q := &w.blocked[target.id]
+	if len(*q) == 0 {
+		err := target.loop.Post(f)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, runtime.ErrMailboxFull) {
+			return // the target stopped: shutdown drops the message
+		}
+	}
+	*q = append(*q, f)
+	if w.retryTimer == nil {
+		w.retryTimer = w.loop.AfterFunc(100*time.Microsecond, w.retryBlocked)
+	}
+}
+
+func (w *worker) retryBlocked() {
+	w.retryTimer = nil
+	for t := range w.blocked {
+		q := w.blocked[t]
+		n := 0
+		for n < len(q) {
+			err := w.srv.workers[t].loop.Post(q[n])
+			if errors.Is(err, runtime.ErrMailboxFull) {
+				break
+			}
+			n++
+		}
+		w.blocked[t] = append(q[:0], q[n:]...)
+		if len(w.blocked[t]) > 0 && w.retryTimer == nil {
+			w.retryTimer = w.loop.AfterFunc(100*time.Microsecond, w.retryBlocked)
+		}
+	}
+}
+
+// copyArgs copies a command's arguments into one allocation.
+func copyArgs(args [][]byte) [][]byte {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		buf = append(buf, a...)
+		out[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+	}
+	return out
+}

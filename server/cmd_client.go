@@ -1,0 +1,269 @@
+package server
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moond-db/moond/resp"
+)
+
+func init() {
+	register(&serverCmd{name: "client", arity: -2, run: cmdClient})
+}
+
+var clientHelp = []string{
+	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"ID", "    Return the ID of the current connection.",
+	"INFO", "    Return information about the current client connection.",
+	"GETNAME", "    Return the name of the current connection.",
+	"KILL <ip:port>", "    Kill connection made from <ip:port>.",
+	"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are: ID, ADDR, LADDR, USER, SKIPME.",
+	"LIST [options ...]", "    Return information about client connections. Options: TYPE normal, ID <id> [...].",
+	"SETNAME <name>", "    Assign the name <name> to the current connection.",
+	"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
+	"NO-EVICT (ON|OFF)", "    Protect the current client connection from eviction.",
+	"NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
+	"HELP", "    Print this help.",
+}
+
+func cmdClient(c *conn, args [][]byte) {
+	sub := strings.ToLower(string(args[1]))
+	switch {
+	case sub == "id" && len(args) == 2:
+		id := c.id
+		c.replyLocal(func(w *resp.Writer) { w.Int(id) })
+	case sub == "getname" && len(args) == 2:
+		name := c.name
+		c.replyLocal(func(w *resp.Writer) {
+			if name == "" {
+				w.Null()
+			} else {
+				w.BulkString(name)
+			}
+		})
+	case sub == "setname" && len(args) == 3:
+		if msg := validClientName(args[2]); msg != "" {
+			c.errorReply(msg)
+			return
+		}
+		c.name = string(args[2])
+		c.ok()
+	case sub == "setinfo" && len(args) == 4:
+		clientSetInfo(c, args)
+	case sub == "info" && len(args) == 2:
+		line := c.describe(c.w.loop.Now()) + "\n"
+		c.replyLocal(func(w *resp.Writer) { w.Verbatim("txt", []byte(line)) })
+	case sub == "list":
+		clientList(c, args)
+	case sub == "kill":
+		clientKill(c, args)
+	case (sub == "no-evict" || sub == "no-touch") && len(args) == 3:
+		on := strings.ToLower(string(args[2]))
+		if on != "on" && on != "off" {
+			c.errorReply("ERR syntax error")
+			return
+		}
+		if sub == "no-touch" {
+			c.client.NoTouch = on == "on"
+		}
+		c.ok()
+	case sub == "help" && len(args) == 2:
+		c.replyLocal(func(w *resp.Writer) { writeHelp(w, clientHelp) })
+	default:
+		c.errorReply("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try CLIENT HELP.")
+	}
+}
+
+func writeHelp(w *resp.Writer, lines []string) {
+	w.ArrayHeader(len(lines))
+	for _, l := range lines {
+		w.SimpleString(l)
+	}
+}
+
+func clientSetInfo(c *conn, args [][]byte) {
+	attr := strings.ToLower(string(args[2]))
+	val := string(args[3])
+	for _, ch := range val {
+		if ch < '!' || ch > '~' {
+			c.errorReply("ERR " + strings.ToUpper(attr) + " cannot contain spaces, newlines or special characters.")
+			return
+		}
+	}
+	switch attr {
+	case "lib-name":
+		c.libName = val
+	case "lib-ver":
+		c.libVer = val
+	default:
+		c.errorReply("ERR Unrecognized option '" + string(args[2]) + "'")
+		return
+	}
+	c.ok()
+}
+
+// describe is the connection's CLIENT LIST line, with Redis 7's fields.
+func (c *conn) describe(now time.Time) string {
+	flags := "N"
+	qbuf := c.rend - c.rpos
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 "+
+		"qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=default "+
+		"redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.addr, c.laddr, c.fd, c.name, int64(now.Sub(c.created)/time.Second), int64(now.Sub(c.lastActive)/time.Second),
+		flags, c.client.DB, qbuf, len(c.rbuf)-c.rend, len(c.rbuf), qbuf, len(c.rbuf)+cap(c.out.Buf)+cap(c.sending),
+		cmdOrNull(c.lastCmd), c.out.Proto, c.libName, c.libVer)
+}
+
+func cmdOrNull(s string) string {
+	if s == "" {
+		return "NULL"
+	}
+	return s
+}
+
+// clientList: CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...],
+// gathered from every shard.
+func clientList(c *conn, args [][]byte) {
+	var ids map[int64]bool
+	onlyNone := false
+	for i := 2; i < len(args); i++ {
+		opt := strings.ToLower(string(args[i]))
+		switch {
+		case opt == "type" && i+1 < len(args):
+			switch strings.ToLower(string(args[i+1])) {
+			case "normal":
+			case "master", "replica", "slave", "pubsub":
+				onlyNone = true
+			default:
+				c.errorReply("ERR Unknown client type '" + string(args[i+1]) + "'")
+				return
+			}
+			i++
+		case opt == "id" && i+1 < len(args):
+			ids = map[int64]bool{}
+			for i++; i < len(args); i++ {
+				id, err := strconv.ParseInt(string(args[i]), 10, 64)
+				if err != nil || id <= 0 {
+					c.errorReply("ERR Invalid client ID")
+					return
+				}
+				ids[id] = true
+			}
+		default:
+			c.errorReply("ERR syntax error")
+			return
+		}
+	}
+	lines := make([][]string, c.w.srv.nshards)
+	c.fanoutCollect(func(w *worker, i int) {
+		if onlyNone {
+			return
+		}
+		now := w.loop.Now()
+		for _, cc := range w.conns {
+			if ids == nil || ids[cc.id] {
+				lines[i] = append(lines[i], cc.describe(now))
+			}
+		}
+	}, func(w *resp.Writer) {
+		var b strings.Builder
+		for _, ls := range lines {
+			for _, l := range ls {
+				b.WriteString(l)
+				b.WriteByte('\n')
+			}
+		}
+		w.Verbatim("txt", []byte(b.String()))
+	})
+}
+
+// clientKill: CLIENT KILL addr (old form) or CLIENT KILL <filter> <value> ...
+func clientKill(c *conn, args [][]byte) {
+	type filter struct {
+		id          int64
+		addr, laddr string
+		skipMe      bool
+	}
+	f := filter{skipMe: true}
+	oldStyle := len(args) == 3
+	if oldStyle {
+		f.addr, f.skipMe = string(args[2]), false
+	} else {
+		if len(args)%2 != 0 || len(args) < 4 {
+			c.errorReply("ERR syntax error")
+			return
+		}
+		for i := 2; i < len(args); i += 2 {
+			val := string(args[i+1])
+			switch strings.ToLower(string(args[i])) {
+			case "id":
+				id, err := strconv.ParseInt(val, 10, 64)
+				if err != nil || id <= 0 {
+					c.errorReply("ERR client-id should be greater than 0")
+					return
+				}
+				f.id = id
+			case "addr":
+				f.addr = val
+			case "laddr":
+				f.laddr = val
+			case "user":
+				if val != "default" {
+					c.errorReply("ERR No such user '" + val + "'")
+					return
+				}
+			case "skipme":
+				switch strings.ToLower(val) {
+				case "yes":
+					f.skipMe = true
+				case "no":
+					f.skipMe = false
+				default:
+					c.errorReply("ERR syntax error")
+					return
+				}
+			case "type":
+				if strings.ToLower(val) != "normal" {
+					f.id = -1 // no such clients here
+				}
+			default:
+				c.errorReply("ERR syntax error")
+				return
+			}
+		}
+	}
+	killed := make([]int, c.w.srv.nshards)
+	self := c
+	c.fanoutCollect(func(w *worker, i int) {
+		for _, cc := range w.conns {
+			if (f.id != 0 && cc.id != f.id) || (f.addr != "" && cc.addr != f.addr) || (f.laddr != "" && cc.laddr != f.laddr) {
+				continue
+			}
+			if cc == self {
+				if f.skipMe {
+					continue
+				}
+				self.closeAfterReply = true
+				killed[i]++
+				continue
+			}
+			killed[i]++
+			cc.close()
+		}
+	}, func(w *resp.Writer) {
+		n := 0
+		for _, k := range killed {
+			n += k
+		}
+		switch {
+		case !oldStyle:
+			w.Int(int64(n))
+		case n == 0:
+			w.Error("ERR No such client")
+		default:
+			w.SimpleString("OK")
+		}
+	})
+}

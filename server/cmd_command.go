@@ -1,0 +1,213 @@
+package server
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/moond-db/moond/resp"
+	"github.com/moond-db/moond/shard"
+)
+
+func init() {
+	register(&serverCmd{name: "command", arity: -1, run: cmdCommand})
+}
+
+// serverSpecs describe the commands the server runs itself, as Redis 7.0's
+// COMMAND reports them; data commands come from shard.Specs.
+var serverSpecs = []*shard.CommandSpec{
+	{Name: "ping", Arity: -1, Flags: []string{"fast"}, ACLCategories: []string{"@fast", "@connection"}},
+	{Name: "echo", Arity: 2, Flags: []string{"fast"}, ACLCategories: []string{"@fast", "@connection"}},
+	{Name: "select", Arity: 2, Flags: []string{"loading", "stale", "fast"}, ACLCategories: []string{"@fast", "@connection"}},
+	{Name: "quit", Arity: -1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, ACLCategories: []string{"@fast", "@connection"}},
+	{Name: "reset", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, ACLCategories: []string{"@fast", "@connection"}},
+	{Name: "auth", Arity: -2, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "sentinel", "allow_busy"}, ACLCategories: []string{"@fast", "@connection"}},
+	{Name: "hello", Arity: -1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "sentinel", "allow_busy"}, ACLCategories: []string{"@fast", "@connection"}},
+	{Name: "client", Arity: -2, ACLCategories: []string{"@slow"}},
+	{Name: "config", Arity: -2, ACLCategories: []string{"@slow"}},
+	{Name: "command", Arity: -1, Flags: []string{"loading", "stale", "sentinel"}, ACLCategories: []string{"@slow", "@connection"}},
+	{Name: "info", Arity: -1, Flags: []string{"loading", "stale", "sentinel"}, ACLCategories: []string{"@slow", "@dangerous"}},
+	{Name: "time", Arity: 1, Flags: []string{"loading", "stale", "fast"}, ACLCategories: []string{"@fast"}},
+	{Name: "lastsave", Arity: 1, Flags: []string{"loading", "stale", "fast"}, ACLCategories: []string{"@admin", "@fast", "@dangerous"}},
+	{Name: "debug", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+	{Name: "function", Arity: -2, ACLCategories: []string{"@slow"}},
+	{Name: "shutdown", Arity: -1, Flags: []string{"admin", "noscript", "loading", "stale", "no_multi", "sentinel", "allow_busy"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+	{Name: "bgrewriteaof", Arity: 1, Flags: []string{"admin", "noscript", "no_async_loading"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+	{Name: "wait", Arity: 3, Flags: []string{"noscript"}, ACLCategories: []string{"@slow", "@connection"}},
+}
+
+// allSpecs is every command moond answers, sorted by name.
+func allSpecs() []*shard.CommandSpec {
+	byName := map[string]*shard.CommandSpec{}
+	for _, s := range serverSpecs {
+		byName[s.Name] = s
+	}
+	for _, s := range shard.Specs() {
+		byName[s.Name] = s
+	}
+	out := make([]*shard.CommandSpec, 0, len(byName))
+	for _, s := range byName {
+		if serverCmds[s.Name] != nil || shard.Lookup([]byte(s.Name)) != nil {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func findSpec(name string) *shard.CommandSpec {
+	name = strings.ToLower(name)
+	for _, s := range allSpecs() {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func cmdCommand(c *conn, args [][]byte) {
+	if len(args) == 1 {
+		specs := allSpecs()
+		c.replyLocal(func(w *resp.Writer) {
+			w.ArrayHeader(len(specs))
+			for _, s := range specs {
+				writeCommandInfo(w, s)
+			}
+		})
+		return
+	}
+	switch sub := strings.ToLower(string(args[1])); {
+	case sub == "count" && len(args) == 2:
+		n := len(allSpecs())
+		c.replyLocal(func(w *resp.Writer) { w.Int(int64(n)) })
+	case sub == "list" && len(args) == 2:
+		specs := allSpecs()
+		c.replyLocal(func(w *resp.Writer) {
+			w.ArrayHeader(len(specs))
+			for _, s := range specs {
+				w.BulkString(s.Name)
+			}
+		})
+	case sub == "info":
+		var specs []*shard.CommandSpec
+		if len(args) == 2 {
+			specs = allSpecs()
+		} else {
+			for _, a := range args[2:] {
+				specs = append(specs, findSpec(string(a)))
+			}
+		}
+		c.replyLocal(func(w *resp.Writer) {
+			w.ArrayHeader(len(specs))
+			for _, s := range specs {
+				if s == nil {
+					w.NullArray()
+					continue
+				}
+				writeCommandInfo(w, s)
+			}
+		})
+	case sub == "docs":
+		var specs []*shard.CommandSpec
+		if len(args) == 2 {
+			specs = allSpecs()
+		} else {
+			for _, a := range args[2:] {
+				if s := findSpec(string(a)); s != nil {
+					specs = append(specs, s)
+				}
+			}
+		}
+		c.replyLocal(func(w *resp.Writer) {
+			w.MapHeader(len(specs))
+			for _, s := range specs {
+				w.BulkString(s.Name)
+				w.MapHeader(3)
+				w.BulkString("summary")
+				w.BulkString(s.Name + " command")
+				w.BulkString("since")
+				w.BulkString("1.0.0")
+				w.BulkString("group")
+				w.BulkString(commandGroup(s))
+			}
+		})
+	case sub == "getkeys" && len(args) >= 3:
+		commandGetKeys(c, args[2:])
+	case sub == "help" && len(args) == 2:
+		c.replyLocal(func(w *resp.Writer) {
+			writeHelp(w, []string{"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+				"(no subcommand)", "    Return details about all commands.",
+				"COUNT", "    Return the total number of commands.",
+				"DOCS [<command-name> ...]", "    Return documentary information about commands.",
+				"GETKEYS <full-command>", "    Return the keys from a full command.",
+				"INFO [<command-name> ...]", "    Return details about multiple commands.",
+				"LIST", "    Return a list of all commands.",
+				"HELP", "    Print this help."})
+		})
+	default:
+		c.errorReply("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try COMMAND HELP.")
+	}
+}
+
+// writeCommandInfo writes one entry of COMMAND / COMMAND INFO in Redis 7's
+// shape: name, arity, flags, first key, last key, step, ACL categories,
+// tips, key specs, subcommands.
+func writeCommandInfo(w *resp.Writer, s *shard.CommandSpec) {
+	w.ArrayHeader(10)
+	w.BulkString(s.Name)
+	w.Int(int64(s.Arity))
+	w.SetHeader(len(s.Flags))
+	for _, f := range s.Flags {
+		w.SimpleString(f)
+	}
+	w.Int(int64(s.FirstKey))
+	w.Int(int64(s.LastKey))
+	w.Int(int64(s.Step))
+	w.SetHeader(len(s.ACLCategories))
+	for _, a := range s.ACLCategories {
+		w.SimpleString(a)
+	}
+	w.SetHeader(0) // tips
+	w.SetHeader(0) // key specs
+	w.ArrayHeader(0)
+}
+
+func commandGroup(s *shard.CommandSpec) string {
+	for _, a := range s.ACLCategories {
+		switch a {
+		case "@string":
+			return "string"
+		case "@keyspace":
+			return "generic"
+		case "@connection":
+			return "connection"
+		}
+	}
+	return "server"
+}
+
+func commandGetKeys(c *conn, cmd [][]byte) {
+	spec := shard.Lookup(cmd[0])
+	if spec == nil {
+		c.errorReply("ERR Invalid command specified")
+		return
+	}
+	if !arityOK(spec.Arity, len(cmd)) {
+		c.errorReply("ERR Invalid number of arguments specified for command")
+		return
+	}
+	pos := keyPositions(spec, len(cmd), nil)
+	if len(pos) == 0 {
+		c.errorReply("ERR The command has no key arguments")
+		return
+	}
+	keys := make([][]byte, len(pos))
+	for i, p := range pos {
+		keys[i] = append([]byte(nil), cmd[p]...)
+	}
+	c.replyLocal(func(w *resp.Writer) {
+		w.ArrayHeader(len(keys))
+		for _, k := range keys {
+			w.Bulk(k)
+		}
+	})
+}

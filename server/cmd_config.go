@@ -1,0 +1,136 @@
+package server
+
+import (
+	"path"
+	"strings"
+
+	"github.com/moond-db/moond/persistence/wal"
+	"github.com/moond-db/moond/resp"
+	"github.com/moond-db/moond/server/config"
+)
+
+func init() {
+	register(&serverCmd{name: "config", arity: -2, run: cmdConfig})
+}
+
+var configHelp = []string{
+	"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+	"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+	"RESETSTAT", "    Reset statistics reported by the INFO command.",
+	"REWRITE", "    Rewrite the configuration file.",
+	"HELP", "    Print this help.",
+}
+
+func cmdConfig(c *conn, args [][]byte) {
+	switch sub := strings.ToLower(string(args[1])); {
+	case sub == "get" && len(args) >= 3:
+		configGet(c, args[2:])
+	case sub == "set" && len(args) >= 4 && len(args)%2 == 0:
+		configSet(c, args[2:])
+	case sub == "resetstat" && len(args) == 2:
+		c.fanoutCollect(func(w *worker, _ int) { w.resetStats() }, func(w *resp.Writer) { w.SimpleString("OK") })
+	case sub == "rewrite" && len(args) == 2:
+		c.errorReply("ERR The server is running without a config file")
+	case sub == "help" && len(args) == 2:
+		c.replyLocal(func(w *resp.Writer) { writeHelp(w, configHelp) })
+	default:
+		c.errorReply("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try CONFIG HELP.")
+	}
+}
+
+// configGet answers every parameter matching any of the glob patterns, each
+// once, as a map.
+func configGet(c *conn, patterns [][]byte) {
+	srv := c.w.srv
+	srv.cfgMu.RLock()
+	var kv []string
+	seen := map[string]bool{}
+	for _, p := range config.Params() {
+		for _, name := range []string{p.Name, p.Alias} {
+			if name == "" || seen[p.Name] {
+				continue
+			}
+			for _, pat := range patterns {
+				if ok, _ := path.Match(strings.ToLower(string(pat)), name); ok {
+					seen[p.Name] = true
+					kv = append(kv, name, p.Get(srv.cfg))
+					break
+				}
+			}
+		}
+	}
+	srv.cfgMu.RUnlock()
+	c.replyLocal(func(w *resp.Writer) {
+		w.MapHeader(len(kv) / 2)
+		for _, s := range kv {
+			w.BulkString(s)
+		}
+	})
+}
+
+// configSet applies name/value pairs all or nothing, with Redis 7's errors.
+func configSet(c *conn, pairs [][]byte) {
+	srv := c.w.srv
+	srv.cfgMu.Lock()
+	backup := *srv.cfg
+	backup.Stored = make(map[string]string, len(srv.cfg.Stored))
+	for k, v := range srv.cfg.Stored {
+		backup.Stored[k] = v
+	}
+	var failed string
+	for i := 0; i < len(pairs); i += 2 {
+		name := strings.ToLower(string(pairs[i]))
+		if config.Lookup(name) == nil {
+			failed = "ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'"
+			break
+		}
+		if err := srv.cfg.SetAtRuntime(name, string(pairs[i+1])); err != nil {
+			failed = "ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + err.Error()
+			break
+		}
+	}
+	if failed != "" {
+		*srv.cfg = backup
+	}
+	srv.cfgMu.Unlock()
+	if failed != "" {
+		c.errorReply(failed)
+		return
+	}
+	srv.applyRuntimeConfig(c)
+	c.ok()
+}
+
+// applyRuntimeConfig pushes the settings shards cache to every shard.
+func (s *Server) applyRuntimeConfig(c *conn) {
+	s.cfgMu.RLock()
+	policy, err := wal.ParseFsyncPolicy(s.cfg.AppendFsync)
+	s.cfgMu.RUnlock()
+	if err != nil {
+		return
+	}
+	for _, w := range s.workers {
+		if w == c.w {
+			w.setFsyncPolicy(policy)
+			continue
+		}
+		c.w.send(w, func() { w.setFsyncPolicy(policy) })
+	}
+}
+
+// databases is the configured number of databases.
+func (s *Server) databases() int {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg.Databases
+}
+
+func (w *worker) resetStats() {
+	st := &w.stats
+	st.commands, st.netInputBytes, st.netOutputBytes = 0, 0, 0
+	st.protocolErrors, st.errorReplies, st.rejectedConnections, st.connectionsReceived = 0, 0, 0, 0
+	st.errorsByPrefix = map[string]int64{}
+	st.cmdCalls = map[string]*cmdStat{}
+	w.ks.ResetStats()
+}

@@ -1,0 +1,398 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	goruntime "runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/moond-db/moond/resp"
+)
+
+func init() {
+	register(&serverCmd{name: "info", arity: -1, run: cmdInfo})
+}
+
+// shardInfo is what one shard contributes to INFO, gathered on its thread.
+type shardInfo struct {
+	clients  int
+	stats    workerStats
+	keyspace []dbInfo
+	expired  int64
+	hits     int64
+	misses   int64
+	dataMem  int64
+	changes  int64
+	wal      walInfo
+}
+
+type dbInfo struct{ keys, expires, avgTTL int64 }
+
+func (w *worker) collectInfo() shardInfo {
+	si := shardInfo{clients: len(w.conns), stats: w.stats}
+	si.stats.errorsByPrefix = make(map[string]int64, len(w.stats.errorsByPrefix))
+	for k, v := range w.stats.errorsByPrefix {
+		si.stats.errorsByPrefix[k] = v
+	}
+	si.stats.cmdCalls = make(map[string]*cmdStat, len(w.stats.cmdCalls))
+	for k, v := range w.stats.cmdCalls {
+		cp := *v
+		si.stats.cmdCalls[k] = &cp
+	}
+	st := w.ks.Stats()
+	si.expired, si.hits, si.misses, si.dataMem = st.ExpiredKeys, st.KeyspaceHits, st.KeyspaceMisses, w.ks.UsedMemory()
+	si.changes = w.changes
+	si.wal = w.collectWAL()
+	for i := 0; i < w.ks.NumDBs(); i++ {
+		db := w.ks.DBInfo(i)
+		si.keyspace = append(si.keyspace, dbInfo{keys: db.Keys, expires: db.Expires, avgTTL: db.AvgTTL})
+	}
+	return si
+}
+
+var defaultInfoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
+var allInfoSections = append(append([]string{}, defaultInfoSections...), "commandstats")
+
+func cmdInfo(c *conn, args [][]byte) {
+	want := map[string]bool{}
+	for _, a := range args[1:] {
+		s := strings.ToLower(string(a))
+		switch s {
+		case "default":
+			for _, d := range defaultInfoSections {
+				want[d] = true
+			}
+		case "all", "everything":
+			for _, d := range allInfoSections {
+				want[d] = true
+			}
+		default:
+			want[s] = true
+		}
+	}
+	if len(want) == 0 {
+		for _, d := range defaultInfoSections {
+			want[d] = true
+		}
+	}
+	infos := make([]shardInfo, c.w.srv.nshards)
+	srv := c.w.srv
+	c.fanoutCollect(func(w *worker, i int) { infos[i] = w.collectInfo() }, func(w *resp.Writer) {
+		var b strings.Builder
+		for _, sec := range allInfoSections {
+			if !want[sec] {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteString("\r\n")
+			}
+			srv.writeInfoSection(&b, sec, infos)
+		}
+		w.Verbatim("txt", []byte(b.String()))
+	})
+}
+
+func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardInfo) {
+	kv := func(k string, v any) { fmt.Fprintf(b, "%s:%v\r\n", k, v) }
+	var tot shardInfo
+	tot.stats.errorsByPrefix = map[string]int64{}
+	tot.stats.cmdCalls = map[string]*cmdStat{}
+	for _, si := range infos {
+		tot.clients += si.clients
+		tot.expired += si.expired
+		tot.hits += si.hits
+		tot.misses += si.misses
+		tot.dataMem += si.dataMem
+		tot.changes += si.changes
+		st := &tot.stats
+		st.connectionsReceived += si.stats.connectionsReceived
+		st.rejectedConnections += si.stats.rejectedConnections
+		st.commands += si.stats.commands
+		st.netInputBytes += si.stats.netInputBytes
+		st.netOutputBytes += si.stats.netOutputBytes
+		st.errorReplies += si.stats.errorReplies
+		for k, v := range si.stats.errorsByPrefix {
+			st.errorsByPrefix[k] += v
+		}
+		for k, v := range si.stats.cmdCalls {
+			if st.cmdCalls[k] == nil {
+				st.cmdCalls[k] = &cmdStat{}
+			}
+			st.cmdCalls[k].calls += v.calls
+			st.cmdCalls[k].failed += v.failed
+			st.cmdCalls[k].rejected += v.rejected
+		}
+	}
+	now := time.Now()
+	s.cfgMu.RLock()
+	cfg := *s.cfg
+	s.cfgMu.RUnlock()
+	switch sec {
+	case "server":
+		b.WriteString("# Server\r\n")
+		kv("redis_version", RedisVersion)
+		kv("redis_git_sha1", "00000000")
+		kv("redis_git_dirty", 0)
+		kv("redis_build_id", "0")
+		kv("redis_mode", "standalone")
+		kv("os", goruntime.GOOS+" "+goruntime.GOARCH)
+		kv("arch_bits", 64)
+		kv("monotonic_clock", "POSIX clock_gettime")
+		kv("multiplexing_api", s.backend.String())
+		kv("atomicvar_api", "go-sync/atomic")
+		kv("gcc_version", "0.0.0")
+		kv("process_id", os.Getpid())
+		kv("process_supervised", "no")
+		kv("run_id", s.runID)
+		kv("tcp_port", s.port)
+		kv("server_time_usec", now.UnixMicro())
+		kv("uptime_in_seconds", int64(now.Sub(s.started)/time.Second))
+		kv("uptime_in_days", int64(now.Sub(s.started)/(24*time.Hour)))
+		kv("hz", cfg.Hz)
+		kv("configured_hz", cfg.Hz)
+		kv("lru_clock", now.Unix()&(1<<24-1))
+		exe, _ := os.Executable()
+		kv("executable", exe)
+		kv("config_file", "")
+		kv("io_threads_active", 0)
+		kv("moond_version", Version)
+		kv("go_version", goruntime.Version())
+		kv("io_backend", s.backend.String())
+		kv("io_backend_reason", s.backendReason)
+		kv("shards", s.nshards)
+	case "clients":
+		b.WriteString("# Clients\r\n")
+		kv("connected_clients", tot.clients)
+		kv("cluster_connections", 0)
+		kv("maxclients", cfg.MaxClients)
+		kv("client_recent_max_input_buffer", 0)
+		kv("client_recent_max_output_buffer", 0)
+		kv("blocked_clients", 0)
+		kv("tracking_clients", 0)
+		kv("clients_in_timeout_table", 0)
+	case "memory":
+		heap, rss, sys := memoryFigures()
+		b.WriteString("# Memory\r\n")
+		kv("used_memory", heap)
+		kv("used_memory_human", humanBytes(heap))
+		kv("used_memory_rss", rss)
+		kv("used_memory_rss_human", humanBytes(rss))
+		kv("used_memory_peak", heap)
+		kv("used_memory_peak_human", humanBytes(heap))
+		kv("used_memory_dataset", tot.dataMem)
+		kv("total_system_memory", sys)
+		kv("total_system_memory_human", humanBytes(sys))
+		kv("maxmemory", cfg.MaxMemory)
+		kv("maxmemory_human", humanBytes(cfg.MaxMemory))
+		kv("maxmemory_policy", cfg.MaxMemoryPolicy)
+		ratio := 0.0
+		if heap > 0 {
+			ratio = float64(rss) / float64(heap)
+		}
+		kv("mem_fragmentation_ratio", fmt.Sprintf("%.2f", ratio))
+		kv("mem_allocator", "go-"+goruntime.Version())
+		kv("lazyfree_pending_objects", 0)
+	case "persistence":
+		b.WriteString("# Persistence\r\n")
+		kv("loading", 0)
+		kv("async_loading", 0)
+		kv("current_cow_peak", 0)
+		kv("current_cow_size", 0)
+		kv("current_fork_perc", "0.00")
+		kv("rdb_changes_since_last_save", tot.changes)
+		kv("rdb_bgsave_in_progress", 0)
+		kv("rdb_last_save_time", s.started.Unix())
+		kv("rdb_last_bgsave_status", "ok")
+		kv("rdb_last_bgsave_time_sec", -1)
+		kv("rdb_current_bgsave_time_sec", -1)
+		kv("aof_enabled", boolInt(cfg.AppendOnly))
+		kv("aof_rewrite_in_progress", 0)
+		kv("aof_rewrite_scheduled", 0)
+		kv("aof_last_rewrite_time_sec", -1)
+		kv("aof_current_rewrite_time_sec", -1)
+		kv("aof_last_bgrewrite_status", "ok")
+		kv("aof_rewrites", s.aofRewrites.Load())
+		writeInfoWAL(kv, infos)
+		kv("aof_last_cow_size", 0)
+	case "stats":
+		st := tot.stats
+		b.WriteString("# Stats\r\n")
+		kv("total_connections_received", st.connectionsReceived)
+		kv("total_commands_processed", st.commands)
+		kv("instantaneous_ops_per_sec", 0)
+		kv("total_net_input_bytes", st.netInputBytes)
+		kv("total_net_output_bytes", st.netOutputBytes)
+		kv("instantaneous_input_kbps", "0.00")
+		kv("instantaneous_output_kbps", "0.00")
+		kv("rejected_connections", st.rejectedConnections)
+		kv("sync_full", 0)
+		kv("sync_partial_ok", 0)
+		kv("sync_partial_err", 0)
+		kv("expired_keys", tot.expired)
+		kv("expired_stale_perc", "0.00")
+		kv("expired_time_cap_reached_count", 0)
+		kv("evicted_keys", 0)
+		kv("keyspace_hits", tot.hits)
+		kv("keyspace_misses", tot.misses)
+		kv("pubsub_channels", 0)
+		kv("pubsub_patterns", 0)
+		kv("latest_fork_usec", 0)
+		kv("total_forks", 0)
+		kv("migrate_cached_sockets", 0)
+		kv("total_error_replies", st.errorReplies)
+		kv("total_reads_processed", 0)
+		kv("total_writes_processed", 0)
+	case "replication":
+		b.WriteString("# Replication\r\n")
+		kv("role", "master")
+		kv("connected_slaves", 0)
+		kv("master_failover_state", "no-failover")
+		kv("master_replid", s.runID)
+		kv("master_replid2", strings.Repeat("0", 40))
+		kv("master_repl_offset", 0)
+		kv("second_repl_offset", -1)
+		kv("repl_backlog_active", 0)
+		kv("repl_backlog_size", 1048576)
+		kv("repl_backlog_first_byte_offset", 0)
+		kv("repl_backlog_histlen", 0)
+	case "cpu":
+		sys, user := cpuTimes()
+		b.WriteString("# CPU\r\n")
+		kv("used_cpu_sys", fmt.Sprintf("%.6f", sys))
+		kv("used_cpu_user", fmt.Sprintf("%.6f", user))
+		kv("used_cpu_sys_children", "0.000000")
+		kv("used_cpu_user_children", "0.000000")
+	case "modules":
+		b.WriteString("# Modules\r\n")
+	case "errorstats":
+		b.WriteString("# Errorstats\r\n")
+		for _, k := range sortedKeys(tot.stats.errorsByPrefix) {
+			fmt.Fprintf(b, "errorstat_%s:count=%d\r\n", k, tot.stats.errorsByPrefix[k])
+		}
+	case "commandstats":
+		b.WriteString("# Commandstats\r\n")
+		names := make([]string, 0, len(tot.stats.cmdCalls))
+		for k := range tot.stats.cmdCalls {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			v := tot.stats.cmdCalls[k]
+			fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=0,usec_per_call=0.00,rejected_calls=%d,failed_calls=%d\r\n", k, v.calls, v.rejected, v.failed)
+		}
+	case "cluster":
+		b.WriteString("# Cluster\r\n")
+		kv("cluster_enabled", 0)
+	case "keyspace":
+		b.WriteString("# Keyspace\r\n")
+		for db := 0; db < cfg.Databases; db++ {
+			var keys, expires, ttlSum, ttlN int64
+			for _, si := range infos {
+				if db < len(si.keyspace) {
+					d := si.keyspace[db]
+					keys += d.keys
+					expires += d.expires
+					if d.avgTTL > 0 {
+						ttlSum += d.avgTTL
+						ttlN++
+					}
+				}
+			}
+			if keys > 0 {
+				avg := int64(0)
+				if ttlN > 0 {
+					avg = ttlSum / ttlN
+				}
+				fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=%d\r\n", db, keys, expires, avg)
+			}
+		}
+	}
+}
+
+// writeInfoWAL writes the WAL's share of INFO persistence: Redis's aof_*
+// fields mapped onto the WAL, then moond's wal_* fields (per-shard LSNs as
+// comma-separated lists, in shard order).
+func writeInfoWAL(kv func(string, any), infos []shardInfo) {
+	status := "ok"
+	var size, records, groups, bytes, syncs, errs, segs, unwritten int64
+	var poisoned []string
+	var next, durable []string
+	for i, si := range infos {
+		wi := si.wal
+		size += wi.recoveredBytes + wi.stats.Bytes
+		records += wi.stats.Records
+		groups += wi.stats.Groups
+		bytes += wi.stats.Bytes
+		syncs += wi.stats.Datasyncs
+		errs += wi.stats.WriteErrors
+		segs += wi.stats.Segments
+		unwritten += int64(wi.unwritten)
+		if wi.lastErr != nil || wi.poison != nil {
+			status = "err"
+		}
+		if wi.poison != nil {
+			poisoned = append(poisoned, fmt.Sprintf("shard %d: %v", i, wi.poison))
+		}
+		next = append(next, fmt.Sprint(wi.nextLSN))
+		durable = append(durable, fmt.Sprint(wi.durableLSN))
+	}
+	kv("aof_last_write_status", status)
+	kv("aof_current_size", size)
+	kv("aof_base_size", 0)
+	kv("aof_buffer_length", unwritten)
+	kv("wal_next_lsn", strings.Join(next, ","))
+	kv("wal_durable_lsn", strings.Join(durable, ","))
+	kv("wal_records", records)
+	kv("wal_groups", groups)
+	avg := 0.0
+	if groups > 0 {
+		avg = float64(records) / float64(groups)
+	}
+	kv("wal_group_size_avg", fmt.Sprintf("%.2f", avg))
+	kv("wal_bytes", bytes)
+	kv("wal_fsyncs", syncs)
+	kv("wal_write_errors", errs)
+	kv("wal_segments_created", segs)
+	kv("wal_unwritten_bytes", unwritten)
+	if len(infos) > 0 {
+		kv("wal_fsync_policy", infos[0].wal.policy)
+	}
+	kv("wal_poisoned", boolInt(len(poisoned) > 0))
+	if len(poisoned) > 0 {
+		kv("wal_poisoned_reason", strings.Join(poisoned, "; "))
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func sortedKeys(m map[string]int64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// humanBytes formats like Redis's bytesToHuman: 1.23K, 4.56M, ...
+func humanBytes(n int64) string {
+	f := float64(n)
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%dB", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.2fK", f/1024)
+	case n < 1<<30:
+		return fmt.Sprintf("%.2fM", f/(1<<20))
+	case n < 1<<40:
+		return fmt.Sprintf("%.2fG", f/(1<<30))
+	}
+	return fmt.Sprintf("%.2fT", f/(1<<40))
+}

@@ -1,0 +1,122 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moond-db/moond/resp"
+)
+
+func init() {
+	register(
+		&serverCmd{name: "time", arity: 1, run: cmdTime},
+		&serverCmd{name: "lastsave", arity: 1, run: cmdLastsave},
+		&serverCmd{name: "debug", arity: -2, run: cmdDebug},
+		&serverCmd{name: "function", arity: -2, run: cmdFunction},
+		&serverCmd{name: "shutdown", arity: -1, run: cmdShutdown},
+		&serverCmd{name: "wait", arity: 3, run: cmdWait},
+		&serverCmd{name: "bgrewriteaof", arity: 1, run: cmdBgrewriteaof},
+	)
+}
+
+// cmdBgrewriteaof is accepted as Redis accepts it. moond's WAL needs no
+// rewrite: the checkpoint (a later piece) is what bounds it, and until it
+// exists there is nothing for a rewrite to do.
+func cmdBgrewriteaof(c *conn, _ [][]byte) {
+	c.w.srv.aofRewrites.Add(1)
+	c.replyLocal(func(w *resp.Writer) { w.SimpleString("Background append only file rewriting started") })
+}
+
+func cmdTime(c *conn, _ [][]byte) {
+	now := time.Now()
+	c.replyLocal(func(w *resp.Writer) {
+		w.ArrayHeader(2)
+		w.BulkString(strconv.FormatInt(now.Unix(), 10))
+		w.BulkString(strconv.FormatInt(int64(now.Nanosecond()/1000), 10))
+	})
+}
+
+func cmdLastsave(c *conn, _ [][]byte) {
+	t := c.w.srv.started.Unix()
+	c.replyLocal(func(w *resp.Writer) { w.Int(t) })
+}
+
+// cmdDebug implements the harmless DEBUG subcommands Redis's test suite and
+// tools use. DEBUG SLEEP delays only this client's reply: moond's shards do
+// not stop for it.
+func cmdDebug(c *conn, args [][]byte) {
+	switch sub := strings.ToLower(string(args[1])); {
+	case sub == "sleep" && len(args) == 3:
+		secs, err := strconv.ParseFloat(string(args[2]), 64)
+		if err != nil || secs < 0 {
+			c.errorReply("ERR value is not a valid float")
+			return
+		}
+		p := c.newPending(1, nil)
+		c.w.loop.AfterFunc(time.Duration(secs*float64(time.Second)), func() {
+			if c.state == connClosed {
+				return
+			}
+			p.fill(0, []byte("+OK\r\n"))
+			c.delivered()
+		})
+	case sub == "set-active-expire" && len(args) == 3:
+		c.w.srv.activeExpire.Store(string(args[2]) != "0")
+		c.ok()
+	case sub == "jmap" || sub == "quicklist-packed-threshold" || sub == "stringmatch-len" || sub == "change-repl-id":
+		c.ok()
+	case sub == "help":
+		c.replyLocal(func(w *resp.Writer) {
+			writeHelp(w, []string{"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+				"SLEEP <seconds>", "    Delay this client's reply by <seconds> (the server keeps serving).",
+				"SET-ACTIVE-EXPIRE <0|1>", "    Switch the active expire cycle off or on.",
+				"HELP", "    Print this help."})
+		})
+	default:
+		c.errorReply("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try DEBUG HELP.")
+	}
+}
+
+func cmdFunction(c *conn, args [][]byte) {
+	switch sub := strings.ToLower(string(args[1])); {
+	case sub == "flush" && len(args) <= 3:
+		c.ok()
+	case sub == "list":
+		c.replyLocal(func(w *resp.Writer) { w.ArrayHeader(0) })
+	default:
+		c.errorReply("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try FUNCTION HELP.")
+	}
+}
+
+// cmdShutdown asks the process to stop; like Redis, the client gets no reply
+// when it succeeds, only a closed connection.
+func cmdShutdown(c *conn, args [][]byte) {
+	for _, a := range args[1:] {
+		switch strings.ToLower(string(a)) {
+		case "nosave", "save", "now", "force":
+		case "abort":
+			c.errorReply("ERR No shutdown in progress.")
+			return
+		default:
+			c.errorReply("ERR syntax error")
+			return
+		}
+	}
+	c.w.srv.log.Warn("user requested shutdown", "client", c.addr)
+	c.closeAfterReply = true
+	c.w.srv.requestShutdown()
+}
+
+// cmdWait: there are no replicas, so no write is ever acknowledged by one.
+func cmdWait(c *conn, args [][]byte) {
+	if _, err := strconv.ParseInt(string(args[1]), 10, 64); err != nil {
+		c.errorReply("ERR value is not an integer or out of range")
+		return
+	}
+	if t, err := strconv.ParseInt(string(args[2]), 10, 64); err != nil || t < 0 {
+		c.errorReply("ERR timeout is not an integer or out of range")
+		return
+	}
+	c.replyLocal(func(w *resp.Writer) { w.Int(0) })
+}

@@ -1,0 +1,241 @@
+package server
+
+import (
+	"errors"
+	"time"
+
+	"github.com/moond-db/moond/resp"
+	"github.com/moond-db/moond/runtime"
+	"github.com/moond-db/moond/shard"
+)
+
+// Initial and steady-state sizes of a connection's input buffer. The buffer
+// grows for big commands up to the query buffer limit and shrinks back when
+// it empties.
+const (
+	readBufSize    = 16 << 10
+	maxIdleReadBuf = 64 << 10
+	maxIdleOutBuf  = 64 << 10
+)
+
+// connState is where a connection is in its read → run → send cycle.
+type connState uint8
+
+const (
+	connReading connState = iota // a recv is in flight
+	connRunning                  // commands parsed, replies from other shards awaited
+	connSending                  // a send is in flight
+	connClosed
+)
+
+// conn is one client connection, owned by the worker (loop) that accepted it.
+type conn struct {
+	w     *worker
+	fd    runtime.FD
+	id    int64
+	state connState
+
+	addr, laddr string
+	created     time.Time
+	lastActive  time.Time
+	lastCmd     string
+
+	rbuf       []byte // rbuf[rpos:rend] is received and not yet parsed
+	rpos, rend int
+	parser     resp.Parser
+
+	out     resp.Writer // replies ready to go, in order
+	sending []byte      // the buffer of the send in flight
+	queue   replyQueue  // replies behind one that waits for another shard
+
+	client          shard.Client // selected DB and flags the keyspace needs
+	name            string
+	libName, libVer string
+	authed          bool
+	closeAfterReply bool // QUIT, a protocol error, CLIENT KILL
+
+	// waitLSN is the highest WAL record this connection's pending replies
+	// depend on; under appendfsync always they leave only once it is durable.
+	waitLSN uint64
+	holding bool // registered with the worker to be released at waitLSN
+	paused  bool // not reading: the WAL is too far behind
+}
+
+func newConn(w *worker, fd runtime.FD, id int64, addr, laddr string) *conn {
+	now := w.loop.Now()
+	c := &conn{w: w, fd: fd, id: id, addr: addr, laddr: laddr, created: now, lastActive: now}
+	c.out.Proto = 2
+	c.parser.Limits = w.srv.limits()
+	c.authed = w.srv.cfg.RequirePass == ""
+	c.parser.Unauthenticated = !c.authed
+	return c
+}
+
+// startRecv reads more input, making room in the buffer first.
+func (c *conn) startRecv() {
+	if c.state == connClosed {
+		return
+	}
+	c.state = connReading
+	if c.w.wal != nil && c.w.wal.Appender().Unwritten() > walBackpressure {
+		c.paused = true
+		c.w.paused = append(c.w.paused, c)
+		return
+	}
+	if c.rpos == c.rend {
+		c.rpos, c.rend = 0, 0
+		if cap(c.rbuf) > maxIdleReadBuf || c.rbuf == nil {
+			c.rbuf = make([]byte, readBufSize)
+		}
+	}
+	if c.rend == len(c.rbuf) {
+		c.makeRoom()
+	}
+	c.w.be.Recv(c.fd, c.rbuf[c.rend:], c.onRecv)
+}
+
+// makeRoom moves unparsed input to the front of the buffer, or grows it
+// (to at least what the argument in progress still needs).
+func (c *conn) makeRoom() {
+	if c.rpos > 0 {
+		n := copy(c.rbuf, c.rbuf[c.rpos:c.rend])
+		c.rpos, c.rend = 0, n
+		if c.rend < len(c.rbuf) {
+			return
+		}
+	}
+	// Grow at most twofold per step, even when the argument in progress
+	// announces more: the announcement is the client's claim, the bytes
+	// that arrive are not.
+	want := 2 * len(c.rbuf)
+	if p := c.parser.Pending(); p > 0 && c.rend+p > len(c.rbuf) && c.rend+p < want {
+		want = c.rend + p
+	}
+	nb := make([]byte, want)
+	copy(nb, c.rbuf[:c.rend])
+	c.rbuf = nb
+}
+
+func (c *conn) onRecv(n int, err error) {
+	if c.state == connClosed {
+		return
+	}
+	if err != nil || n == 0 {
+		c.close()
+		return
+	}
+	c.rend += n
+	c.w.stats.netInputBytes += int64(n)
+	c.lastActive = c.w.loop.Now()
+	c.process()
+}
+
+// process runs every whole command in the input buffer, then sends the
+// replies once none of them waits for another shard.
+func (c *conn) process() {
+	c.state = connRunning
+	for c.rpos < c.rend && !c.closeAfterReply {
+		args, n, err := c.parser.Parse(c.rbuf[c.rpos:c.rend])
+		if err != nil {
+			var pe *resp.ProtocolError
+			if errors.As(err, &pe) {
+				c.w.stats.protocolErrors++
+				c.replyLocal(func(w *resp.Writer) { w.Error(pe.Msg) })
+			}
+			c.closeAfterReply = true
+			c.rpos = c.rend
+			break
+		}
+		if n == 0 {
+			if c.parser.ExceedsQueryBuffer(c.rend - c.rpos) {
+				// Redis closes such a client without a reply.
+				c.w.srv.log.Warn("closing client that reached max query buffer length",
+					"id", c.id, "addr", c.addr, "qbuf", c.rend-c.rpos)
+				c.close()
+				return
+			}
+			break
+		}
+		c.rpos += n
+		if len(args) > 0 {
+			c.dispatch(args)
+		}
+	}
+	if c.rpos == c.rend {
+		c.rpos, c.rend = 0, 0
+	}
+	c.queue.popReady(&c.out)
+	c.maybeFlush()
+}
+
+// maybeFlush sends what is ready when nothing waits for another shard or
+// for the WAL.
+func (c *conn) maybeFlush() {
+	if c.state != connRunning || !c.queue.empty() || c.holding {
+		return
+	}
+	if c.waitLSN > 0 {
+		lsn := c.waitLSN
+		c.waitLSN = 0
+		c.holding = true
+		c.w.holdUntilDurable(lsn, func() {
+			c.holding = false
+			c.maybeFlush()
+		})
+		return
+	}
+	if len(c.out.Buf) == 0 {
+		c.afterSend()
+		return
+	}
+	c.state = connSending
+	c.sending, c.out.Buf = c.out.Buf, c.sending[:0]
+	c.w.stats.netOutputBytes += int64(len(c.sending))
+	c.w.be.Send(c.fd, c.sending, c.onSent)
+}
+
+func (c *conn) onSent(n int, err error) {
+	if c.state == connClosed {
+		return
+	}
+	if err != nil {
+		c.close()
+		return
+	}
+	if cap(c.sending) > maxIdleOutBuf {
+		c.sending = nil
+	}
+	c.afterSend()
+}
+
+// afterSend continues the cycle: close when asked, run input that arrived
+// with the last read and was not parsed yet, or read more.
+func (c *conn) afterSend() {
+	switch {
+	case c.closeAfterReply:
+		c.close()
+	default:
+		// process consumed every whole command, so what is left in the
+		// buffer is the start of the next one: read the rest.
+		c.startRecv()
+	}
+}
+
+// noteWrite records that a reply of this connection depends on WAL record
+// lsn (under appendfsync always it must wait for its fdatasync).
+func (c *conn) noteWrite(lsn uint64) {
+	if lsn > c.waitLSN && c.w.mustWaitForDurability() {
+		c.waitLSN = lsn
+	}
+}
+
+// close releases the connection. Replies still owed by other shards are
+// dropped when they arrive.
+func (c *conn) close() {
+	if c.state == connClosed {
+		return
+	}
+	c.state = connClosed
+	c.w.removeConn(c)
+	c.w.be.Close(c.fd, nil)
+}

@@ -1,0 +1,194 @@
+package server
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/moond-db/moond/resp"
+	"github.com/moond-db/moond/shard"
+)
+
+// serverCmd is a command the server runs itself: connection state, server
+// state, or data commands that span every shard (KEYS, DBSIZE, FLUSHALL...).
+type serverCmd struct {
+	name   string
+	arity  int
+	noAuth bool // may run before AUTH (AUTH, HELLO, QUIT, RESET)
+	run    func(c *conn, args [][]byte)
+}
+
+var serverCmds = map[string]*serverCmd{}
+
+func register(cmds ...*serverCmd) {
+	for _, c := range cmds {
+		serverCmds[c.name] = c
+	}
+}
+
+// lookupServerCmd finds a server command by name, ignoring case, without
+// allocating for names that are already lower case or short.
+func lookupServerCmd(name []byte) *serverCmd {
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return nil
+	}
+	lower := buf[:len(name)]
+	for i, ch := range name {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		lower[i] = ch
+	}
+	return serverCmds[string(lower)]
+}
+
+func arityOK(arity, n int) bool {
+	if arity >= 0 {
+		return n == arity
+	}
+	return n >= -arity
+}
+
+// dispatch runs one parsed command: authentication and arity first, then
+// either a server command or a data command routed to its keys' shard.
+func (c *conn) dispatch(args [][]byte) {
+	c.w.stats.commands++
+	if sc := lookupServerCmd(args[0]); sc != nil {
+		c.lastCmd = sc.name
+		c.w.countCall(sc.name)
+		if !arityOK(sc.arity, len(args)) {
+			c.errorReply("ERR wrong number of arguments for '" + sc.name + "' command")
+			return
+		}
+		if !c.authed && !sc.noAuth {
+			c.errorReply("NOAUTH Authentication required.")
+			return
+		}
+		sc.run(c, args)
+		return
+	}
+	spec := shard.Lookup(args[0])
+	if spec == nil {
+		c.errorReply(shard.UnknownCommandError(args))
+		return
+	}
+	c.lastCmd = spec.Name
+	c.w.countCall(spec.Name)
+	if !arityOK(spec.Arity, len(args)) {
+		c.errorReply("ERR wrong number of arguments for '" + spec.Name + "' command")
+		return
+	}
+	if !c.authed {
+		c.errorReply("NOAUTH Authentication required.")
+		return
+	}
+	c.routeData(spec, args)
+}
+
+// errorReply writes an error reply in order and counts it.
+func (c *conn) errorReply(msg string) {
+	c.w.countError(msg)
+	c.replyLocal(func(w *resp.Writer) { w.Error(msg) })
+}
+
+// keyPositions lists the argument indexes that hold keys.
+func keyPositions(spec *shard.CommandSpec, n int, dst []int) []int {
+	if spec.FirstKey <= 0 {
+		return dst
+	}
+	last := spec.LastKey
+	if last < 0 {
+		last = n + last
+	}
+	step := spec.Step
+	if step <= 0 {
+		step = 1
+	}
+	for i := spec.FirstKey; i <= last && i < n; i += step {
+		dst = append(dst, i)
+	}
+	return dst
+}
+
+func (s *Server) shardOf(key []byte) int {
+	if s.nshards == 1 {
+		return 0
+	}
+	return shardOfSlot(KeySlot(key), s.nshards)
+}
+
+// routeData runs a data command where its keys live: inline when that is
+// this shard, as a batch item for another shard, split per shard for
+// multi-key commands, or refused with CROSSSLOT.
+func (c *conn) routeData(spec *shard.CommandSpec, args [][]byte) {
+	var posBuf [8]int
+	pos := keyPositions(spec, len(args), posBuf[:0])
+	if len(pos) == 0 {
+		c.execLocal(args)
+		return
+	}
+	home := c.w.srv.shardOf(args[pos[0]])
+	same := true
+	for _, p := range pos[1:] {
+		if c.w.srv.shardOf(args[p]) != home {
+			same = false
+			break
+		}
+	}
+	switch {
+	case same && home == c.w.id:
+		c.execLocal(args)
+	case same:
+		p := c.newPending(1, nil)
+		c.w.queueRemote(home, batchItem{conn: c, reply: p, db: c.client.DB, proto: c.out.Proto, args: copyArgs(args)})
+	default:
+		if sp := splitters[spec.Name]; sp != nil {
+			c.split(sp, args, pos)
+			return
+		}
+		c.errorReply("CROSSSLOT Keys in request don't hash to the same slot")
+	}
+}
+
+// execLocal runs a data command on this shard and writes its reply in order.
+func (c *conn) execLocal(args [][]byte) {
+	if c.queue.empty() {
+		start := len(c.out.Buf)
+		c.noteWrite(c.w.execData(&c.client, args, &c.out))
+		c.w.noteReply(c.out.Buf[start:])
+		return
+	}
+	w := &c.w.scratch
+	w.Reset()
+	w.Proto = c.out.Proto
+	c.noteWrite(c.w.execData(&c.client, args, w))
+	c.w.noteReply(w.Buf)
+	c.queue.push(&pendingReply{data: append([]byte(nil), w.Buf...)})
+}
+
+// noteReply counts an error reply by its prefix (INFO errorstats).
+func (w *worker) noteReply(reply []byte) {
+	if len(reply) > 0 && reply[0] == '-' {
+		end := bytes.IndexAny(reply, " \r")
+		if end < 0 {
+			end = len(reply)
+		}
+		w.stats.errorReplies++
+		w.stats.errorsByPrefix[string(reply[1:end])]++
+	}
+}
+
+func (w *worker) countError(msg string) {
+	w.stats.errorReplies++
+	prefix, _, _ := strings.Cut(msg, " ")
+	w.stats.errorsByPrefix[prefix]++
+}
+
+func (w *worker) countCall(name string) {
+	st := w.stats.cmdCalls[name]
+	if st == nil {
+		st = &cmdStat{}
+		w.stats.cmdCalls[name] = st
+	}
+	st.calls++
+}

@@ -1,0 +1,159 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/moond-db/moond/runtime"
+	"github.com/moond-db/moond/server/config"
+	"github.com/redis/go-redis/v9"
+)
+
+// faultyWAL fails the WAL's group writes with ENOSPC while noSpace is set,
+// and the next fdatasync with EIO once failSync is set. Results arrive
+// asynchronously, as the Backend contract requires.
+type faultyWAL struct {
+	runtime.Backend
+	loop     *runtime.Loop
+	noSpace  *atomic.Bool
+	failSync *atomic.Bool
+}
+
+func (f *faultyWAL) Chain(ops []runtime.Op, cb func([]runtime.Result)) {
+	if len(ops) > 0 && ops[0].Kind == runtime.OpPwrite && ops[0].Off > 0 && f.noSpace.Load() {
+		res := make([]runtime.Result, len(ops))
+		res[0].Err = syscall.ENOSPC
+		for i := 1; i < len(res); i++ {
+			res[i].Err = syscall.ECANCELED
+		}
+		f.loop.AfterFunc(0, func() { cb(res) })
+		return
+	}
+	if len(ops) == 2 && ops[1].Kind == runtime.OpFdatasync && f.failSync.Load() {
+		f.Backend.Chain(ops, func(res []runtime.Result) {
+			res[1] = runtime.Result{Err: syscall.EIO}
+			cb(res)
+		})
+		return
+	}
+	f.Backend.Chain(ops, cb)
+}
+
+func startFaulty(t *testing.T, backend string, shards int, noSpace, failSync *atomic.Bool) *Server {
+	cfg := config.Default()
+	cfg.Port, cfg.Shards, cfg.IOBackend, cfg.Dir, cfg.AppendFsync = 0, shards, backend, t.TempDir(), "always"
+	s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s.walBackend = func(l *runtime.Loop, be runtime.Backend) runtime.Backend {
+		return &faultyWAL{Backend: be, loop: l, noSpace: noSpace, failSync: failSync}
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+func TestFailedWALWriteAnswersMISCONFUntilAWriteSucceeds(t *testing.T) {
+	for _, backend := range []string{"uring", "pool"} {
+		t.Run(backend, func(t *testing.T) {
+			var noSpace, failSync atomic.Bool
+			s := startFaulty(t, backend, 1, &noSpace, &failSync)
+			c := client(t, s)
+			ctx := testCtx(t)
+			if err := c.Set(ctx, "before", "1", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			noSpace.Store(true)
+			// This write is applied in memory and logged, but its record
+			// cannot be written: under always its reply is held until the
+			// record is durable, so it is not acknowledged now. (Redis
+			// exits on this; moond keeps the record and retries.)
+			err := impatient(t, s).Set(ctx, "during", "1", 0).Err()
+			if err == nil {
+				t.Fatal("a write was acknowledged while the WAL could not be written")
+			}
+			c = client(t, s) // the timed-out connection's reply may still come
+			waitFor(t, "MISCONF", func() bool {
+				err := c.Set(ctx, "refused", "1", 0).Err()
+				return err != nil && err.Error() == "MISCONF Errors writing to the AOF file: No space left on device"
+			})
+			if v, err := c.Get(ctx, "before").Result(); err != nil || v != "1" {
+				t.Fatalf("reads must keep working: %q %v", v, err)
+			}
+			if info, _ := c.Info(ctx, "persistence").Result(); !strings.Contains(info, "aof_last_write_status:err") {
+				t.Fatalf("INFO does not report the failed write:\n%s", info)
+			}
+			noSpace.Store(false)
+			// The retried group goes through: the shard reports ok again and
+			// takes writes (the record that was refused earlier is not there).
+			waitFor(t, "aof_last_write_status:ok", func() bool {
+				info, _ := c.Info(ctx, "persistence").Result()
+				return strings.Contains(info, "aof_last_write_status:ok")
+			})
+			for i := 0; i < 20; i++ {
+				if err := c.Set(ctx, "after"+strconv.Itoa(i), "1", 0).Err(); err != nil {
+					t.Fatalf("write after the disk recovered: %v", err)
+				}
+			}
+			if v, _ := c.Get(ctx, "during").Result(); v != "1" {
+				t.Fatalf("the held write is gone after the disk recovered: %q", v)
+			}
+		})
+	}
+}
+
+func TestFailedFdatasyncPoisonsTheShardForGood(t *testing.T) {
+	var noSpace, failSync atomic.Bool
+	s := startFaulty(t, "uring", 2, &noSpace, &failSync)
+	c := client(t, s)
+	ctx := testCtx(t)
+	c.Set(ctx, "x", "1", 0)
+	failSync.Store(true)
+	impatient(t, s).Set(ctx, "y", "1", 0)
+	failSync.Store(false)
+	c = client(t, s)
+	waitFor(t, "poison reported", func() bool {
+		info, _ := c.Info(ctx, "persistence").Result()
+		return strings.Contains(info, "wal_poisoned:1")
+	})
+	// Every shard that saw the failure refuses writes from now on; a
+	// key on the poisoned shard is refused even though fsync works again.
+	refused := 0
+	for i := 0; i < 20; i++ {
+		if err := c.Set(ctx, "k"+string(rune('a'+i)), "1", 0).Err(); err != nil && strings.HasPrefix(err.Error(), "MISCONF") {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no write refused after a failed fdatasync")
+	}
+	if v, err := c.Get(ctx, "x").Result(); err != nil || v != "1" {
+		t.Fatalf("reads must keep working on a poisoned shard: %q %v", v, err)
+	}
+}
+
+// impatient is a client that gives up on a reply after 300ms, for writes
+// whose reply the server must hold back.
+func impatient(t *testing.T, s *Server) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), DisableIdentity: true, ReadTimeout: 300 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// waitFor polls cond until it holds, failing after 20s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

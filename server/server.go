@@ -1,0 +1,295 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/moond-db/moond/resp"
+	"github.com/moond-db/moond/runtime"
+	"github.com/moond-db/moond/server/config"
+	"github.com/moond-db/moond/shard"
+)
+
+// Version is moond's version; RedisVersion is the Redis release whose
+// behaviour moond follows, as INFO and HELLO report it to clients.
+var (
+	Version      = "0.1.0-dev"
+	RedisVersion = "7.0.15"
+)
+
+// Server is a running moond: its shards and what they share.
+type Server struct {
+	cfgMu sync.RWMutex
+	cfg   *config.Config // read under cfgMu by other shards; CONFIG SET writes it
+
+	log     *slog.Logger
+	nshards int
+	workers []*worker
+
+	backend       runtime.Kind
+	backendReason string
+	started       time.Time
+	port          int
+	runID         string
+
+	clients      atomic.Int64
+	nextClientID atomic.Int64
+	stopping     atomic.Bool
+	activeExpire atomic.Bool
+	aofRewrites  atomic.Int64
+
+	shutdownOnce sync.Once
+	shutdownReq  chan struct{} // closed by SHUTDOWN
+
+	unlock func() // releases the data directory's lock
+
+	// walBackend, set by tests, wraps the backend the WAL writers use, to
+	// inject I/O faults.
+	walBackend func(*runtime.Loop, runtime.Backend) runtime.Backend
+}
+
+// New prepares a server for cfg; Start starts it.
+func New(cfg *config.Config, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{cfg: cfg, log: log, nshards: cfg.Shards, shutdownReq: make(chan struct{}), runID: newRunID()}
+	if s.nshards < 1 {
+		s.nshards = 1
+	}
+	s.activeExpire.Store(true)
+	return s
+}
+
+// Start locks the data directory, selects the I/O backend (once, for all
+// shards), starts every shard's loop, recovers every shard's WAL in
+// parallel, and then makes each shard listen on the configured addresses.
+func (s *Server) Start() error {
+	if err := s.lockDir(); err != nil {
+		return err
+	}
+	pref, err := runtime.ParseKind(s.cfg.IOBackend)
+	if err != nil {
+		return err
+	}
+	kind, reason, err := runtime.Select(pref)
+	if err != nil {
+		return fmt.Errorf("io backend: %w", err)
+	}
+	s.backend, s.backendReason = kind, reason
+	s.log.Info("io backend selected", "backend", kind.String(), "reason", reason, "shards", s.nshards)
+	s.started = time.Now()
+	s.port = s.cfg.Port
+	s.workers = make([]*worker, s.nshards)
+	for i := range s.workers {
+		cpu := -1
+		if s.cfg.CPUAffinity {
+			cpu = i % numCPU()
+		}
+		loop := runtime.NewLoop(runtime.Config{ID: i, Backend: kind, CPU: cpu})
+		if err := loop.Start(); err != nil {
+			s.Stop()
+			return fmt.Errorf("shard %d: %w", i, err)
+		}
+		s.workers[i] = newWorker(s, i, loop)
+	}
+	// Every shard recovers its WAL on its own thread, all at once.
+	errs := make(chan error, len(s.workers))
+	for _, w := range s.workers {
+		go func() {
+			var err error
+			if cerr := w.loop.Call(context.Background(), func() { err = w.prepare() }); cerr != nil {
+				err = fmt.Errorf("shard %d: prepare: %w", w.id, cerr)
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range s.workers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		s.Stop()
+		return first
+	}
+	for _, w := range s.workers {
+		if err := s.listenWorker(w); err != nil {
+			s.Stop()
+			return err
+		}
+	}
+	return nil
+}
+
+// listenWorker makes the shard listen, on its own loop. Port 0 asks the
+// first shard for an ephemeral port, which the other shards then share.
+func (s *Server) listenWorker(w *worker) error {
+	var err error
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if cerr := w.loop.Call(ctx, func() { err = w.listen(s.listenAddrs()) }); cerr != nil {
+		return fmt.Errorf("shard %d: listen: %w", w.id, cerr)
+	}
+	if err != nil {
+		return err
+	}
+	if s.port == 0 && len(w.listenAddrs) > 0 {
+		if ta, ok := w.listenAddrs[0].(*net.TCPAddr); ok {
+			s.port = ta.Port
+		}
+	}
+	return nil
+}
+
+func (s *Server) listenAddrs() []string {
+	var out []string
+	for _, b := range s.cfg.Bind {
+		if b == "*" {
+			b = "0.0.0.0"
+		}
+		if len(b) > 0 && b[0] == '-' {
+			b = b[1:] // Redis's "optional address" marker
+		}
+		out = append(out, net.JoinHostPort(b, strconv.Itoa(s.port)))
+	}
+	return out
+}
+
+// Port is the TCP port the server listens on (useful with --port 0).
+func (s *Server) Port() int { return s.port }
+
+// Addr is host:port of the first bind address.
+func (s *Server) Addr() string { return s.listenAddrs()[0] }
+
+// Backend is the I/O backend the shards run on.
+func (s *Server) Backend() runtime.Kind { return s.backend }
+
+// ShutdownRequested is closed when a client asked for SHUTDOWN.
+func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdownReq }
+
+func (s *Server) requestShutdown() {
+	s.shutdownOnce.Do(func() { close(s.shutdownReq) })
+}
+
+// Stop closes every listener and connection, seals every shard's WAL
+// (waiting for its writes and fsyncs, at most 5 s) and stops the loops.
+func (s *Server) Stop() {
+	s.stopping.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	sealed := make(chan error, len(s.workers))
+	n := 0
+	for _, w := range s.workers {
+		if w == nil {
+			continue
+		}
+		n++
+		err := w.loop.Call(ctx, func() {
+			w.stop()
+			w.closeWAL(func(err error) {
+				if err != nil {
+					err = fmt.Errorf("shard %d: %w", w.id, err)
+				}
+				sealed <- err
+			})
+		})
+		if err != nil {
+			sealed <- fmt.Errorf("shard %d: stop: %w", w.id, err)
+		}
+	}
+	for i := 0; i < n; i++ {
+		select {
+		case err := <-sealed:
+			if err != nil {
+				s.log.Error("WAL not sealed cleanly at shutdown", "err", err)
+			}
+		case <-ctx.Done():
+			s.log.Error("WAL close timed out at shutdown; the next start repairs the tail")
+			i = n
+		}
+	}
+	for _, w := range s.workers {
+		if w != nil {
+			w.loop.Stop()
+		}
+	}
+	if s.unlock != nil {
+		s.unlock()
+	}
+}
+
+// newKeyspace builds a shard's keyspace from the configuration.
+func (s *Server) newKeyspace(w *worker) *shard.Keyspace {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	ks := shard.NewKeyspace(s.cfg.Databases, nil)
+	ks.MaxBulkLen = s.cfg.ProtoMaxBulkLen
+	return ks
+}
+
+// maxClients and hz are read by the shards on every accept and tick;
+// CONFIG SET may change them.
+func (s *Server) maxClients() int64 {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return int64(s.cfg.MaxClients)
+}
+
+func (s *Server) hz() int {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	if s.cfg.Hz <= 0 {
+		return 10
+	}
+	return s.cfg.Hz
+}
+
+// limits are the parser limits from the configuration.
+func (s *Server) limits() resp.Limits {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	l := resp.DefaultLimits()
+	l.MaxBulkLen = s.cfg.ProtoMaxBulkLen
+	l.QueryBufferLimit = s.cfg.ClientQueryBufferLimit
+	return l
+}
+
+// requirePass is the configured password ("" for none).
+func (s *Server) requirePass() string {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg.RequirePass
+}
+
+const protectedModeMsg = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. " +
+	"In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: " +
+	"1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. " +
+	"2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. " +
+	"3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. " +
+	"4) Set up an authentication password for the default user. " +
+	"NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n"
+
+// protectedModeRefuses applies Redis's protected mode: with no password set,
+// only loopback (and unix socket) clients may connect.
+func (s *Server) protectedModeRefuses(addr string) bool {
+	s.cfgMu.RLock()
+	on := s.cfg.ProtectedMode && s.cfg.RequirePass == ""
+	s.cfgMu.RUnlock()
+	if !on || addr == "" {
+		return false
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && !ip.IsLoopback()
+}
