@@ -52,11 +52,11 @@ func moondBinary(t testing.TB) string {
 
 // server is one running moond process.
 type server struct {
-	t    testing.TB
-	cmd  *exec.Cmd
-	port int
-	dir  string
-	log   *lockedBuffer
+	t       testing.TB
+	cmd     *exec.Cmd
+	port    int
+	dir     string
+	log     *lockedBuffer
 	done    chan error
 	ready   chan struct{}
 	logDone chan struct{} // closed when the log pipe reached EOF
