@@ -78,10 +78,10 @@ func (w *worker) runBatch(b *batch) {
 	b.buf = out.Buf
 	from := b.from
 	post := func() { w.send(from, func() { from.deliverBatch(b) }) }
-	if maxLSN > 0 && w.mustWaitForDurability() {
-		// Under appendfsync always the replies go back only once this
-		// shard's WAL holds the batch's writes durably.
-		w.holdUntilDurable(maxLSN, post)
+	if maxLSN > 0 && w.repliesWaitForWAL() {
+		// The replies go back only once this shard's WAL holds the
+		// batch's writes (durably, under appendfsync always).
+		w.holdUntilAcked(maxLSN, post)
 		return
 	}
 	post()

@@ -55,7 +55,7 @@ type conn struct {
 	closeAfterReply bool // QUIT, a protocol error, CLIENT KILL
 
 	// waitLSN is the highest WAL record this connection's pending replies
-	// depend on; under appendfsync always they leave only once it is durable.
+	// depend on; they leave only once the WAL holds it (see ackedLSN).
 	waitLSN uint64
 	holding bool // registered with the worker to be released at waitLSN
 	paused  bool // not reading: the WAL is too far behind
@@ -77,7 +77,7 @@ func (c *conn) startRecv() {
 		return
 	}
 	c.state = connReading
-	if c.w.wal != nil && c.w.wal.Appender().Unwritten() > walBackpressure {
+	if c.w.wal != nil && c.w.wal.Appender().Unwritten() > c.w.srv.walBackpressure {
 		c.paused = true
 		c.w.paused = append(c.w.paused, c)
 		return
@@ -178,7 +178,7 @@ func (c *conn) maybeFlush() {
 		lsn := c.waitLSN
 		c.waitLSN = 0
 		c.holding = true
-		c.w.holdUntilDurable(lsn, func() {
+		c.w.holdUntilAcked(lsn, func() {
 			c.holding = false
 			c.maybeFlush()
 		})
@@ -222,9 +222,10 @@ func (c *conn) afterSend() {
 }
 
 // noteWrite records that a reply of this connection depends on WAL record
-// lsn (under appendfsync always it must wait for its fdatasync).
+// lsn: it leaves once the record is written (and fdatasynced, under
+// appendfsync always).
 func (c *conn) noteWrite(lsn uint64) {
-	if lsn > c.waitLSN && c.w.mustWaitForDurability() {
+	if lsn > c.waitLSN && c.w.repliesWaitForWAL() {
 		c.waitLSN = lsn
 	}
 }

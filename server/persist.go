@@ -14,9 +14,10 @@ import (
 	"github.com/moond-db/moond/shard"
 )
 
-// walBackpressure is how many unwritten WAL bytes a shard tolerates before
-// it stops reading from its clients; reading resumes below half of it.
-const walBackpressure = 64 << 20
+// defaultWALBackpressure is how many unwritten WAL bytes a shard tolerates
+// before it stops reading from its clients; reading resumes below half of
+// it.
+const defaultWALBackpressure = 64 << 20
 
 // shardDir is <dir>/shard-NNN.
 func (s *Server) shardDir(id int) string {
@@ -126,15 +127,16 @@ func (w *worker) walAppend(db int, args [][]byte) {
 // whether writes are refused.
 func (w *worker) walProgress() {
 	app := w.wal.Appender()
+	w.logWALState(app)
 	w.walBlocked = app.Poisoned() != nil || app.LastError() != nil
-	durable := app.DurableLSN()
-	for len(w.held) > 0 && w.held[0].lsn <= durable {
+	acked := w.ackedLSN()
+	for len(w.held) > 0 && w.held[0].lsn <= acked {
 		h := w.held[0]
 		w.held[0] = heldReply{}
 		w.held = w.held[1:]
 		h.release()
 	}
-	if len(w.paused) > 0 && app.Unwritten() < walBackpressure/2 {
+	if len(w.paused) > 0 && app.Unwritten() < w.srv.walBackpressure/2 {
 		paused := w.paused
 		w.paused = nil
 		for _, c := range paused {
@@ -144,26 +146,56 @@ func (w *worker) walProgress() {
 	}
 }
 
-// heldReply is a reply that may leave only once the WAL is durable through lsn.
+// logWALState logs the WAL's error state when it changes: a failed write
+// (writes refused until a retry succeeds), the recovery from it, and the
+// poisoning (for good).
+func (w *worker) logWALState(app *wal.Appender) {
+	log := w.srv.log
+	switch poison, last := app.Poisoned(), app.LastError(); {
+	case poison != nil && !w.walLoggedPoison:
+		w.walLoggedPoison = true
+		log.Error("WAL fsync failed: shard poisoned, writes refused until restart (fsyncgate)", "shard", w.id, "err", poison)
+	case poison == nil && last != nil && !w.walLoggedErr:
+		w.walLoggedErr = true
+		log.Error("WAL write failed: writes refused (MISCONF) while it is retried", "shard", w.id, "err", last)
+	case poison == nil && last == nil && w.walLoggedErr:
+		w.walLoggedErr = false
+		log.Warn("WAL write succeeded again: writes accepted", "shard", w.id)
+	}
+}
+
+// heldReply is a reply that may leave only once the WAL holds lsn.
 type heldReply struct {
 	lsn     uint64
 	release func()
 }
 
-// holdUntilDurable runs release once every record up to lsn is durable:
-// at once when it already is. LSNs only grow, so the queue stays sorted.
-func (w *worker) holdUntilDurable(lsn uint64, release func()) {
-	if w.wal == nil || lsn <= w.wal.Appender().DurableLSN() {
+// ackedLSN is how far the WAL must have got before a write is acknowledged:
+// under appendfsync always, durable (fdatasync returned); otherwise written
+// (in the kernel's page cache, so that it survives the process being killed,
+// as Redis's AOF write() before replying does; a power loss may take the
+// last second under everysec).
+func (w *worker) ackedLSN() uint64 {
+	app := w.wal.Appender()
+	if w.wal.Policy == wal.FsyncAlways {
+		return app.DurableLSN()
+	}
+	return app.WrittenLSN()
+}
+
+// holdUntilAcked runs release once the WAL holds every record up to lsn
+// (see ackedLSN): at once when it already does. LSNs only grow, so the
+// queue stays sorted.
+func (w *worker) holdUntilAcked(lsn uint64, release func()) {
+	if w.wal == nil || lsn <= w.ackedLSN() {
 		release()
 		return
 	}
 	w.held = append(w.held, heldReply{lsn: lsn, release: release})
 }
 
-// mustWaitForDurability says whether replies to writes wait for fdatasync.
-func (w *worker) mustWaitForDurability() bool {
-	return w.wal != nil && w.wal.Policy == wal.FsyncAlways
-}
+// repliesWaitForWAL says whether replies to writes wait for the WAL.
+func (w *worker) repliesWaitForWAL() bool { return w.wal != nil }
 
 // misconf is the error write commands get while the WAL cannot take them.
 func (w *worker) misconf() string {

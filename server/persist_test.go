@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bufio"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -155,5 +158,118 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// gatedWAL holds every WAL group write until the test opens the gate: a
+// disk that has fallen behind.
+type gatedWAL struct {
+	runtime.Backend
+	open bool
+	held []func()
+}
+
+func (g *gatedWAL) Chain(ops []runtime.Op, cb func([]runtime.Result)) {
+	if !g.open && len(ops) > 0 && ops[0].Kind == runtime.OpPwrite && ops[0].Off > 0 {
+		g.held = append(g.held, func() { g.Backend.Chain(ops, cb) })
+		return
+	}
+	g.Backend.Chain(ops, cb)
+}
+
+// TestSlowDiskPausesReadersAndResumes: a connection reads again only once
+// the replies to what it read went out, and a write's reply waits for its
+// WAL record, so one stuck disk holds each connection to one read buffer.
+// Past the WAL bound the shard also stops starting reads at all, so many
+// connections cannot pile up more; every record is kept, and once the disk
+// catches up everything is answered.
+func TestSlowDiskPausesReadersAndResumes(t *testing.T) {
+	for _, backend := range []string{"uring", "pool"} {
+		t.Run(backend, func(t *testing.T) {
+			cfg := config.Default()
+			cfg.Port, cfg.Shards, cfg.IOBackend, cfg.Dir = 0, 1, backend, t.TempDir()
+			s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			s.walBackpressure = 64 << 10
+			var gate *gatedWAL
+			s.walBackend = func(l *runtime.Loop, be runtime.Backend) runtime.Backend {
+				gate = &gatedWAL{Backend: be}
+				return gate
+			}
+			if err := s.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(s.Stop)
+			w := s.workers[0]
+			on := func(f func()) {
+				if err := w.loop.Call(testCtx(t), f); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			const conns, perConn = 12, 100
+			val := strings.Repeat("x", 1000)
+			var conn []net.Conn
+			sent := make(chan error, conns)
+			total := 0
+			for c := 0; c < conns; c++ {
+				var p strings.Builder
+				for i := 0; i < perConn; i++ {
+					k := fmt.Sprintf("c%d:%d", c, i)
+					fmt.Fprintf(&p, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(k), k, len(val), val)
+				}
+				total += p.Len()
+				nc, err := net.Dial("tcp", s.Addr())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer nc.Close()
+				conn = append(conn, nc)
+				go func() {
+					_, err := nc.Write([]byte(p.String()))
+					sent <- err
+				}()
+			}
+			waitFor(t, "a connection paused", func() bool {
+				paused := false
+				on(func() { paused = len(w.paused) > 0 })
+				return paused
+			})
+			var unwritten int
+			var read int64
+			on(func() {
+				unwritten = w.wal.Appender().Unwritten()
+				read = w.stats.netInputBytes
+			})
+			if limit := s.walBackpressure + conns*readBufSize*2; unwritten > limit {
+				t.Fatalf("%d unwritten WAL bytes: more than the bound %d plus a read per connection", unwritten, s.walBackpressure)
+			}
+			if read >= int64(total) {
+				t.Fatalf("the server read all %d bytes while its WAL was stuck", read)
+			}
+			on(func() {
+				gate.open = true
+				for _, f := range gate.held {
+					f()
+				}
+				gate.held = nil
+			})
+			for range conns {
+				if err := <-sent; err != nil {
+					t.Fatal(err)
+				}
+			}
+			for c, nc := range conn {
+				r := bufio.NewReader(nc)
+				nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+				for i := 0; i < perConn; i++ {
+					if l, err := r.ReadString('\n'); err != nil || l != "+OK\r\n" {
+						t.Fatalf("conn %d reply %d: %q %v", c, i, l, err)
+					}
+				}
+			}
+			if n, _ := client(t, s).DBSize(testCtx(t)).Result(); n != conns*perConn {
+				t.Fatalf("DBSIZE %d after the disk caught up, want %d", n, conns*perConn)
+			}
+		})
 	}
 }

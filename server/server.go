@@ -49,6 +49,10 @@ type Server struct {
 
 	unlock func() // releases the data directory's lock
 
+	// walBackpressure is the unwritten WAL bytes past which a shard stops
+	// reading from its clients (tests lower it).
+	walBackpressure int
+
 	// walBackend, set by tests, wraps the backend the WAL writers use, to
 	// inject I/O faults.
 	walBackend func(*runtime.Loop, runtime.Backend) runtime.Backend
@@ -59,7 +63,8 @@ func New(cfg *config.Config, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: log, nshards: cfg.Shards, shutdownReq: make(chan struct{}), runID: newRunID()}
+	s := &Server{cfg: cfg, log: log, nshards: cfg.Shards, shutdownReq: make(chan struct{}), runID: newRunID(),
+		walBackpressure: defaultWALBackpressure}
 	if s.nshards < 1 {
 		s.nshards = 1
 	}

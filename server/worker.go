@@ -39,13 +39,15 @@ type worker struct {
 	changes int64 // writes since the last save (rdb_changes_since_last_save)
 
 	// Persistence (persist.go).
-	wal            *wal.Writer // nil with appendonly no
-	walRecovered   int64       // WAL bytes replayed at boot
-	replayFailures int64       // records whose replay answered an error
-	walBlocked     bool        // the WAL refuses records: writes get MISCONF
-	curLSN         uint64      // LSN of the last record the running command logged
-	held           []heldReply // replies waiting for fdatasync (appendfsync always)
-	paused         []*conn     // connections not reading while the WAL is behind
+	wal             *wal.Writer // nil with appendonly no
+	walRecovered    int64       // WAL bytes replayed at boot
+	replayFailures  int64       // records whose replay answered an error
+	walBlocked      bool        // the WAL refuses records: writes get MISCONF
+	walLoggedErr    bool        // a write failure was logged and not yet its recovery
+	walLoggedPoison bool
+	curLSN          uint64      // LSN of the last record the running command logged
+	held            []heldReply // replies waiting for fdatasync (appendfsync always)
+	paused          []*conn     // connections not reading while the WAL is behind
 }
 
 // workerStats are counters INFO sums over the shards.
