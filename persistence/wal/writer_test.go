@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -268,4 +269,78 @@ func (f *faultBackend) Chain(ops []runtime.Op, cb func([]runtime.Result)) {
 		return
 	}
 	f.Backend.Chain(ops, cb)
+}
+
+// BenchmarkWriterAlways measures group commit through the async Writer on
+// each backend under appendfsync always: each op is one group of N SET
+// records (write + fdatasync as one chain), the next group appended as soon
+// as the previous one is durable, all on the loop's thread, as a shard does.
+func BenchmarkWriterAlways(b *testing.B) {
+	for _, kind := range []runtime.Kind{runtime.KindUring, runtime.KindPool} {
+		for _, n := range []int{1, 16, 128} {
+			b.Run(fmt.Sprintf("%s/records=%d", kind, n), func(b *testing.B) {
+				if kind == runtime.KindUring {
+					if ok, why, _ := runtime.ProbeUring(); !ok {
+						b.Skip(why)
+					}
+				}
+				benchWriter(b, kind, n)
+			})
+		}
+	}
+}
+
+func benchWriter(b *testing.B, kind runtime.Kind, n int) {
+	loop := runtime.NewLoop(runtime.Config{Backend: kind, CPU: -1})
+	if err := loop.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer loop.Stop()
+	dir := filepath.Join(b.TempDir(), "wal")
+	os.MkdirAll(dir, 0o755)
+	args := [][]byte{[]byte("SET"), []byte("key:000000000001"), bytes.Repeat([]byte("v"), 64)}
+	recSize := RecordSize(CommandSize(0, args))
+	done := make(chan error, 1)
+	var w *Writer
+	left := b.N
+	var target uint64
+	next := func() {
+		for i := 0; i < n; i++ {
+			lsn, err := w.Appender().AppendCommand(0, args)
+			if err != nil {
+				done <- err
+				return
+			}
+			target = lsn
+		}
+	}
+	b.ResetTimer()
+	loop.Post(func() {
+		app := NewAppender(AppenderOptions{NextLSN: 1})
+		w = NewWriter(loop, loop.Backend(), app, dir, FsyncAlways)
+		loop.BeforeWait(w.Kick)
+		w.OnProgress = func() {
+			if w.Appender().Poisoned() != nil {
+				done <- w.Appender().Poisoned()
+				return
+			}
+			if w.Appender().DurableLSN() < target {
+				return
+			}
+			if left--; left == 0 {
+				done <- nil
+				return
+			}
+			next()
+		}
+		next()
+	})
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	secs := b.Elapsed().Seconds()
+	b.ReportMetric(float64(b.N*n)/secs, "records/s")
+	b.ReportMetric(float64(b.N)/secs, "fsyncs/s")
+	b.ReportMetric(float64(b.N*n*recSize)/secs/1e6, "MB/s")
 }
