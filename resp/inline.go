@@ -183,3 +183,19 @@ func unescape(c byte) byte {
 	}
 	return c
 }
+
+// SplitArgs splits a line into arguments by the rules of Redis's inline
+// commands (sdssplitargs), which redis.conf files follow too. ok is false
+// for unbalanced quotes. The arguments are fresh copies.
+func SplitArgs(line []byte) (args []string, ok bool) {
+	var p Parser
+	raw, ok := p.splitArgs(line)
+	if !ok {
+		return nil, false
+	}
+	args = make([]string, len(raw))
+	for i, a := range raw {
+		args[i] = string(a)
+	}
+	return args, true
+}

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
+
+	"github.com/moond-db/moond/resp"
 )
 
 // Directive is one "name value..." line of a config file or one --name flag.
@@ -114,98 +115,12 @@ func Load(argv []string) (*Config, error) {
 
 var errUnbalanced = errors.New("unbalanced quotes in configuration line")
 
-// SplitArgs splits a line into arguments the way redis.conf does: spaces
-// separate; "double quotes" allow \n \r \t \b \a \\ \" and \xHH; 'single
-// quotes' allow only \'. A closing quote must be followed by a space or the end.
+// SplitArgs splits a configuration line into arguments the way redis.conf
+// does, which is the way Redis splits inline commands (resp.SplitArgs).
 func SplitArgs(line string) ([]string, error) {
-	var args []string
-	i := 0
-	for {
-		for i < len(line) && isSpace(line[i]) {
-			i++
-		}
-		if i >= len(line) {
-			return args, nil
-		}
-		var cur strings.Builder
-		inDq, inSq := false, false
-		for done := false; !done; {
-			if i >= len(line) {
-				if inDq || inSq {
-					return nil, errUnbalanced
-				}
-				break
-			}
-			ch := line[i]
-			switch {
-			case inDq:
-				switch {
-				case ch == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
-					v, _ := strconv.ParseUint(line[i+2:i+4], 16, 8)
-					cur.WriteByte(byte(v))
-					i += 3
-				case ch == '\\' && i+1 < len(line):
-					i++
-					cur.WriteByte(unescape(line[i]))
-				case ch == '"':
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, errUnbalanced
-					}
-					done = true
-				default:
-					cur.WriteByte(ch)
-				}
-			case inSq:
-				switch {
-				case ch == '\\' && i+1 < len(line) && line[i+1] == '\'':
-					i++
-					cur.WriteByte('\'')
-				case ch == '\'':
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, errUnbalanced
-					}
-					done = true
-				default:
-					cur.WriteByte(ch)
-				}
-			default:
-				switch {
-				case isSpace(ch):
-					done = true
-				case ch == '"':
-					inDq = true
-				case ch == '\'':
-					inSq = true
-				default:
-					cur.WriteByte(ch)
-				}
-			}
-			i++
-		}
-		args = append(args, cur.String())
+	args, ok := resp.SplitArgs([]byte(line))
+	if !ok {
+		return nil, errUnbalanced
 	}
-}
-
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-}
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
-func unescape(c byte) byte {
-	switch c {
-	case 'n':
-		return '\n'
-	case 'r':
-		return '\r'
-	case 't':
-		return '\t'
-	case 'b':
-		return '\b'
-	case 'a':
-		return '\a'
-	}
-	return c
+	return args, nil
 }
