@@ -9,7 +9,7 @@ BIN := bin/moond
 RACE_PKGS := $(foreach d,uring runtime server shard persistence tests,$(if $(wildcard $(d)/*),./$(d)/...))
 FUZZTIME ?= 10s
 
-.PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench deps apt-deps
+.PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench bench-redis deps apt-deps
 
 all: build
 
@@ -74,3 +74,8 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# moond and redis-server side by side on the same CPU; rewrites its section
+# of BENCHMARKS.md (see bench/README.md). Takes 5-10 minutes.
+bench-redis: build
+	bash bench/redis_compare.sh
