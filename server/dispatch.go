@@ -124,7 +124,7 @@ func (c *conn) routeData(spec *shard.CommandSpec, args [][]byte) {
 	var posBuf [8]int
 	pos := keyPositions(spec, len(args), posBuf[:0])
 	if len(pos) == 0 {
-		c.execLocal(args)
+		c.execLocalSpec(spec, args)
 		return
 	}
 	home := c.w.srv.shardOf(args[pos[0]])
@@ -137,7 +137,7 @@ func (c *conn) routeData(spec *shard.CommandSpec, args [][]byte) {
 	}
 	switch {
 	case same && home == c.w.id:
-		c.execLocal(args)
+		c.execLocalSpec(spec, args)
 	case same:
 		p := c.newPending(1, nil)
 		c.w.queueRemote(home, batchItem{conn: c, reply: p, db: c.client.DB, proto: c.out.Proto, args: copyArgs(args)})
@@ -151,17 +151,20 @@ func (c *conn) routeData(spec *shard.CommandSpec, args [][]byte) {
 }
 
 // execLocal runs a data command on this shard and writes its reply in order.
-func (c *conn) execLocal(args [][]byte) {
+func (c *conn) execLocal(args [][]byte) { c.execLocalSpec(shard.Lookup(args[0]), args) }
+
+// execLocalSpec is execLocal for a command already looked up.
+func (c *conn) execLocalSpec(spec *shard.CommandSpec, args [][]byte) {
 	if c.queue.empty() {
 		start := len(c.out.Buf)
-		c.noteWrite(c.w.execData(&c.client, args, &c.out))
+		c.noteWrite(c.w.execSpec(&c.client, spec, args, &c.out))
 		c.w.noteReply(c.out.Buf[start:])
 		return
 	}
 	w := &c.w.scratch
 	w.Reset()
 	w.Proto = c.out.Proto
-	c.noteWrite(c.w.execData(&c.client, args, w))
+	c.noteWrite(c.w.execSpec(&c.client, spec, args, w))
 	c.w.noteReply(w.Buf)
 	c.queue.push(&pendingReply{data: append([]byte(nil), w.Buf...)})
 }

@@ -235,7 +235,10 @@ func (s *Server) Stop() {
 func (s *Server) newKeyspace(w *worker) *shard.Keyspace {
 	s.cfgMu.RLock()
 	defer s.cfgMu.RUnlock()
-	ks := shard.NewKeyspace(s.cfg.Databases, nil)
+	// The keyspace reads the time of the loop's iteration: one clock read
+	// per iteration rather than per command, as Redis caches its time per
+	// event-loop turn.
+	ks := shard.NewKeyspace(s.cfg.Databases, func() int64 { return w.loop.Now().UnixMilli() })
 	ks.MaxBulkLen = s.cfg.ProtoMaxBulkLen
 	return ks
 }

@@ -198,18 +198,22 @@ func (w *worker) journal(db int, args [][]byte) {
 // take records, write commands are refused with MISCONF, as Redis refuses
 // them when its AOF cannot be written.
 func (w *worker) execData(cl *shard.Client, args [][]byte, out *resp.Writer) uint64 {
-	if w.walBlocked && isWriteCommand(args[0]) {
+	return w.execSpec(cl, shard.Lookup(args[0]), args, out)
+}
+
+// execSpec is execData for a command already looked up (spec may be nil).
+func (w *worker) execSpec(cl *shard.Client, spec *shard.CommandSpec, args [][]byte, out *resp.Writer) uint64 {
+	if w.walBlocked && isWriteCommand(spec) {
 		out.Error(w.misconf())
 		return 0
 	}
 	w.curLSN = 0
-	w.ks.Exec(cl, args, out)
+	w.ks.ExecSpec(cl, spec, args, out)
 	return w.curLSN
 }
 
 // isWriteCommand reports whether the command may change data.
-func isWriteCommand(name []byte) bool {
-	spec := shard.Lookup(name)
+func isWriteCommand(spec *shard.CommandSpec) bool {
 	if spec == nil {
 		return false
 	}

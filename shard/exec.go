@@ -13,7 +13,12 @@ import (
 // subcommand and a wrong number of arguments itself, with Redis's errors,
 // before the command runs.
 func (ks *Keyspace) Exec(c *Client, args [][]byte, w ReplyWriter) {
-	spec := Lookup(args[0])
+	ks.ExecSpec(c, Lookup(args[0]), args, w)
+}
+
+// ExecSpec is Exec for a caller that already looked the command up:
+// spec must be Lookup(args[0]) (nil for an unknown command).
+func (ks *Keyspace) ExecSpec(c *Client, spec *CommandSpec, args [][]byte, w ReplyWriter) {
 	if spec == nil {
 		w.Error(errUnknownCommand(args))
 		return
