@@ -95,11 +95,7 @@ func cmdScan(c *conn, args [][]byte) {
 		rewriteScanCursor(parts[0], target, srv.nshards, nb, w)
 	})
 	if target == c.w.id {
-		w := &c.w.scratch
-		w.Reset()
-		w.Proto = c.out.Proto
-		c.noteWrite(c.w.execData(&c.client, sub, w))
-		reply.fill(0, append([]byte(nil), w.Buf...))
+		reply.fill(0, c.execPart(sub))
 		c.queue.popReady(&c.out)
 		return
 	}

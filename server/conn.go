@@ -66,7 +66,7 @@ func newConn(w *worker, fd runtime.FD, id int64, addr, laddr string) *conn {
 	c := &conn{w: w, fd: fd, id: id, addr: addr, laddr: laddr, created: now, lastActive: now}
 	c.out.Proto = 2
 	c.parser.Limits = w.srv.limits()
-	c.authed = w.srv.cfg.RequirePass == ""
+	c.authed = w.srv.requirePass() == ""
 	c.parser.Unauthenticated = !c.authed
 	return c
 }

@@ -161,12 +161,22 @@ func (c *conn) execLocalSpec(spec *shard.CommandSpec, args [][]byte) {
 		c.w.noteReply(c.out.Buf[start:])
 		return
 	}
+	reply := c.execPartSpec(spec, args)
+	c.w.noteReply(reply)
+	c.queue.push(&pendingReply{data: reply})
+}
+
+// execPart runs a data command (or this shard's part of one) here and
+// returns its reply as a copy, for a reply that cannot go straight into
+// the output because others are queued before it.
+func (c *conn) execPart(args [][]byte) []byte { return c.execPartSpec(shard.Lookup(args[0]), args) }
+
+func (c *conn) execPartSpec(spec *shard.CommandSpec, args [][]byte) []byte {
 	w := &c.w.scratch
 	w.Reset()
 	w.Proto = c.out.Proto
 	c.noteWrite(c.w.execSpec(&c.client, spec, args, w))
-	c.w.noteReply(w.Buf)
-	c.queue.push(&pendingReply{data: append([]byte(nil), w.Buf...)})
+	return append([]byte(nil), w.Buf...)
 }
 
 // noteReply counts an error reply by its prefix (INFO errorstats).

@@ -17,11 +17,7 @@ func (c *conn) fanoutExec(args [][]byte, merge func(parts [][]byte, w *resp.Writ
 	var owned [][]byte
 	for s := 0; s < n; s++ {
 		if s == c.w.id {
-			w := &c.w.scratch
-			w.Reset()
-			w.Proto = c.out.Proto
-			c.noteWrite(c.w.execData(&c.client, args, w))
-			reply.fill(s, append([]byte(nil), w.Buf...))
+			reply.fill(s, c.execPart(args))
 			continue
 		}
 		if owned == nil {

@@ -52,11 +52,7 @@ func (c *conn) split(sp *splitter, args [][]byte, pos []int) {
 	})
 	for i, s := range order {
 		if s == c.w.id {
-			w := &c.w.scratch
-			w.Reset()
-			w.Proto = c.out.Proto
-			c.noteWrite(c.w.execData(&c.client, sub[s], w))
-			reply.fill(i, append([]byte(nil), w.Buf...))
+			reply.fill(i, c.execPart(sub[s]))
 			continue
 		}
 		c.w.queueRemote(s, batchItem{conn: c, reply: reply, part: i, db: c.client.DB, proto: c.out.Proto, args: copyArgs(sub[s])})
