@@ -179,8 +179,9 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		kv("used_memory_human", humanBytes(heap))
 		kv("used_memory_rss", rss)
 		kv("used_memory_rss_human", humanBytes(rss))
-		kv("used_memory_peak", heap)
-		kv("used_memory_peak_human", humanBytes(heap))
+		peak := s.notePeak(heap)
+		kv("used_memory_peak", peak)
+		kv("used_memory_peak_human", humanBytes(peak))
 		kv("used_memory_dataset", tot.dataMem)
 		kv("total_system_memory", sys)
 		kv("total_system_memory_human", humanBytes(sys))
@@ -362,6 +363,17 @@ func writeInfoWAL(kv func(string, any), infos []shardInfo) {
 	kv("wal_poisoned", boolInt(len(poisoned) > 0))
 	if len(poisoned) > 0 {
 		kv("wal_poisoned_reason", strings.Join(poisoned, "; "))
+	}
+}
+
+// notePeak records heap as a candidate for used_memory_peak and returns
+// the peak seen so far (sampled when INFO runs).
+func (s *Server) notePeak(heap int64) int64 {
+	for {
+		p := s.peakMem.Load()
+		if heap <= p || s.peakMem.CompareAndSwap(p, heap) {
+			return max(p, heap)
+		}
 	}
 }
 

@@ -43,6 +43,7 @@ type Server struct {
 	stopping     atomic.Bool
 	activeExpire atomic.Bool
 	aofRewrites  atomic.Int64
+	peakMem      atomic.Int64 // used_memory_peak
 
 	shutdownOnce sync.Once
 	shutdownReq  chan struct{} // closed by SHUTDOWN
