@@ -14,6 +14,7 @@ import (
 	"github.com/moond-db/moond/runtime"
 	"github.com/moond-db/moond/server/config"
 	"github.com/moond-db/moond/shard"
+	"github.com/moond-db/moond/uring"
 )
 
 // Version is moond's version; RedisVersion is the Redis release whose
@@ -98,7 +99,11 @@ func (s *Server) Start() error {
 		if s.cfg.CPUAffinity {
 			cpu = i % numCPU()
 		}
-		loop := runtime.NewLoop(runtime.Config{ID: i, Backend: kind, CPU: cpu})
+		ringFlags := uring.DefaultSetupFlags
+		if !s.cfg.UringDeferTaskrun {
+			ringFlags &^= uring.SetupDeferTaskrun
+		}
+		loop := runtime.NewLoop(runtime.Config{ID: i, Backend: kind, CPU: cpu, RingFlags: ringFlags})
 		if err := loop.Start(); err != nil {
 			s.Stop()
 			return fmt.Errorf("shard %d: %w", i, err)

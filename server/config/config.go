@@ -43,6 +43,10 @@ type Config struct {
 	IOBackend   string // auto | uring | pool
 	CPUAffinity bool
 	MetricsAddr string
+	// UringDeferTaskrun asks io_uring for IORING_SETUP_DEFER_TASKRUN
+	// (completions run only when the shard enters the kernel). On by
+	// default; off for measuring its effect.
+	UringDeferTaskrun bool
 
 	// Parameters moond accepts and stores for compatibility (encoding
 	// thresholds, save points, ...) without acting on them.
@@ -73,6 +77,7 @@ func Default() *Config {
 		MaxMemoryPolicy:        "noeviction",
 		Shards:                 runtime.NumCPU(),
 		IOBackend:              "auto",
+		UringDeferTaskrun:      true,
 		Stored:                 defaultStored(),
 	}
 }
