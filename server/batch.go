@@ -81,10 +81,25 @@ func (w *worker) runBatch(b *batch) {
 	if maxLSN > 0 && w.repliesWaitForWAL() {
 		// The replies go back only once this shard's WAL holds the
 		// batch's writes (durably, under appendfsync always).
-		w.holdUntilAcked(maxLSN, post)
+		w.holdUntilAcked(maxLSN, post, func() {
+			b.refuse(w.misconf())
+			post()
+		})
 		return
 	}
 	post()
+}
+
+// refuse replaces every reply of an executed batch with the error msg: its
+// writes can never be made durable, so none of it may be acknowledged.
+func (b *batch) refuse(msg string) {
+	out := resp.Writer{}
+	for i := range b.items {
+		out.Proto = b.items[i].proto
+		out.Error(msg)
+		b.ends[i] = len(out.Buf)
+	}
+	b.buf = out.Buf
 }
 
 // deliverBatch fills the pending replies a batch answered and lets their

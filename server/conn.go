@@ -181,6 +181,12 @@ func (c *conn) maybeFlush() {
 		c.w.holdUntilAcked(lsn, func() {
 			c.holding = false
 			c.maybeFlush()
+		}, func() {
+			// The replies queued include a write that can never be made
+			// durable. They cannot be taken back, so they are not sent:
+			// the client sees its connection close, not an OK.
+			c.holding = false
+			c.close()
 		})
 		return
 	}

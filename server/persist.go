@@ -136,6 +136,14 @@ func (w *worker) walProgress() {
 		w.held = w.held[1:]
 		h.release()
 	}
+	if app.Poisoned() != nil && len(w.held) > 0 {
+		// These writes will never be durable: nothing may acknowledge them.
+		held := w.held
+		w.held = nil
+		for _, h := range held {
+			h.fail()
+		}
+	}
 	if len(w.paused) > 0 && app.Unwritten() < w.srv.walBackpressure/2 {
 		paused := w.paused
 		w.paused = nil
@@ -164,10 +172,12 @@ func (w *worker) logWALState(app *wal.Appender) {
 	}
 }
 
-// heldReply is a reply that may leave only once the WAL holds lsn.
+// heldReply is a reply that may leave only once the WAL holds lsn. fail
+// runs instead of release when the WAL is poisoned before it does.
 type heldReply struct {
 	lsn     uint64
 	release func()
+	fail    func()
 }
 
 // ackedLSN is how far the WAL must have got before a write is acknowledged:
@@ -186,12 +196,16 @@ func (w *worker) ackedLSN() uint64 {
 // holdUntilAcked runs release once the WAL holds every record up to lsn
 // (see ackedLSN): at once when it already does. LSNs only grow, so the
 // queue stays sorted.
-func (w *worker) holdUntilAcked(lsn uint64, release func()) {
+func (w *worker) holdUntilAcked(lsn uint64, release, fail func()) {
 	if w.wal == nil || lsn <= w.ackedLSN() {
 		release()
 		return
 	}
-	w.held = append(w.held, heldReply{lsn: lsn, release: release})
+	if w.wal.Appender().Poisoned() != nil {
+		fail()
+		return
+	}
+	w.held = append(w.held, heldReply{lsn: lsn, release: release, fail: fail})
 }
 
 // repliesWaitForWAL says whether replies to writes wait for the WAL.

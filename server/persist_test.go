@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -118,7 +119,19 @@ func TestFailedFdatasyncPoisonsTheShardForGood(t *testing.T) {
 	ctx := testCtx(t)
 	c.Set(ctx, "x", "1", 0)
 	failSync.Store(true)
-	impatient(t, s).Set(ctx, "y", "1", 0)
+	// The write whose fdatasync fails is never acknowledged: its client
+	// gets an error (its connection closed, or MISCONF from another
+	// shard), not OK, and not a hang.
+	patient := redis.NewClient(&redis.Options{Addr: s.Addr(), DisableIdentity: true, ReadTimeout: 10 * time.Second, MaxRetries: -1})
+	defer patient.Close()
+	err := patient.Set(ctx, "y", "1", 0).Err()
+	var ne net.Error
+	switch {
+	case err == nil:
+		t.Fatal("a write whose fdatasync failed was acknowledged")
+	case errors.As(err, &ne) && ne.Timeout():
+		t.Fatalf("a write whose fdatasync failed left its client hanging: %v", err)
+	}
 	failSync.Store(false)
 	c = client(t, s)
 	waitFor(t, "poison reported", func() bool {
