@@ -353,3 +353,29 @@ func TestShutdownCommandStopsTheServer(t *testing.T) {
 		t.Fatal("moond still running 15s after SHUTDOWN")
 	}
 }
+
+// TestQueryBufferLimitClosesTheClientAndOthersKeepServing sends a command
+// that never ends and grows past client-query-buffer-limit: like Redis,
+// moond closes that client, and everyone else is served.
+func TestQueryBufferLimitClosesTheClientAndOthersKeepServing(t *testing.T) {
+	s := startServer(t, "uring", 1, "--client-query-buffer-limit", "1mb")
+	r := s.raw()
+	r.send("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5000000\r\n")
+	chunk := strings.Repeat("x", 64<<10)
+	closed := false
+	for i := 0; i < 40 && !closed; i++ { // up to 2.5 MB, past the 1 MB limit
+		r.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if _, err := r.c.Write([]byte(chunk)); err != nil {
+			closed = true
+		}
+	}
+	if !closed && !r.closed() {
+		t.Fatal("a client past client-query-buffer-limit was not disconnected")
+	}
+	if !strings.Contains(s.log.String(), "max query buffer") {
+		t.Errorf("the log does not say why the client was closed:\n%s", s.log.String())
+	}
+	if err := s.client(2).Ping(ctx(t)).Err(); err != nil {
+		t.Fatalf("another client after the limit: %v", err)
+	}
+}
