@@ -284,5 +284,6 @@ func (w *worker) collectWAL() walInfo {
 func (w *worker) setFsyncPolicy(p wal.FsyncPolicy) {
 	if w.wal != nil {
 		w.wal.Policy = p
+		w.walProgress() // replies held for an fdatasync may only need the write now
 	}
 }
