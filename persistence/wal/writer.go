@@ -217,12 +217,18 @@ func (w *Writer) syncTick() {
 	if w.Policy != FsyncEverysec || w.syncing || w.segFirst == 0 || w.app.Poisoned() != nil {
 		return
 	}
-	w.syncNow()
+	w.Sync()
 }
 
-// syncNow fdatasyncs the open segment and marks durable what was written
-// before the call.
-func (w *Writer) syncNow() {
+// Sync fdatasyncs the open segment and marks durable what was written
+// before the call, whatever the policy: the checkpoint's WAL barrier uses
+// it under everysec and no. It does nothing when everything written is
+// durable already or an fdatasync is in flight (OnProgress reports when
+// that one completes).
+func (w *Writer) Sync() {
+	if w.syncing || w.app.Poisoned() != nil {
+		return
+	}
 	target := w.app.WrittenLSN()
 	if target <= w.app.DurableLSN() || w.segFirst == 0 {
 		return

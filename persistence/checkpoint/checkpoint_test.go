@@ -1,0 +1,630 @@
+package checkpoint
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/moond-db/moond/persistence/control"
+	"github.com/moond-db/moond/persistence/heap"
+	"github.com/moond-db/moond/persistence/manifest"
+	"github.com/moond-db/moond/persistence/vfs"
+	"github.com/moond-db/moond/runtime"
+)
+
+func controlRedo(t *testing.T, dir string) (uint64, bool) {
+	t.Helper()
+	c, ok, err := control.Read(vfs.Default, dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.RedoLSN, ok
+}
+
+func TestCheckpointPublishesRedoAndWritesHeapManifestAndControl(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newEnv(t, kind, envOpts{})
+		e.fill("k", 50, 100)
+		var redo uint64
+		e.on(func() { redo = e.wal.next })
+		if err := e.wait(e.save()); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.published1(); got != redo {
+			t.Fatalf("published redo %d, want %d", got, redo)
+		}
+		if r, ok := controlRedo(t, e.dir); !ok || r != redo {
+			t.Fatalf("control file redo %d (exists %v), want %d", r, ok, redo)
+		}
+		man, ok, err := manifest.Read(vfs.Default, e.dir, 0)
+		if err != nil || !ok || len(man.Live()) != 1 {
+			t.Fatalf("manifest: %v %v %v", man, ok, err)
+		}
+		// The heap on disk holds every key.
+		ix := heap.NewIndex()
+		h2, err := heap.Open(heap.Options{Dir: filepath.Join(e.dir, heap.DirName), Files: man.Live(), Cache: heap.NewCache(1 << 20), ReadMisses: true, OnRecord: ix.Add})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h2.Close()
+		if len(ix.Keys) != 50 {
+			t.Fatalf("heap on disk holds %d keys, want 50", len(ix.Keys))
+		}
+		s := e.stats()
+		if s.Completed != 1 || s.InProgress || s.PagesFlushed == 0 || s.LastRedoLSN != redo {
+			t.Fatalf("stats %+v", s)
+		}
+		// The checkpoint record is in the WAL and names redo.
+		var found bool
+		e.on(func() {
+			for _, p := range e.wal.payloads {
+				if r, err := DecodeEnd(p); err == nil && r == redo {
+					found = true
+				}
+			}
+		})
+		if !found {
+			t.Fatal("no checkpoint-end record for redo")
+		}
+	})
+}
+
+func TestOneWALBarrierPerFlushBatchNotPerPage(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newEnv(t, kind, envOpts{batchPages: 4})
+		e.fill("k", 20, 1800) // two records a page: about 10 pages
+		if err := e.wait(e.save()); err != nil {
+			t.Fatal(err)
+		}
+		s := e.stats()
+		var barriers, fpis int
+		e.on(func() { barriers, fpis = e.wal.barriers, e.wal.fpis() })
+		pages := int(s.PagesFlushed)
+		if pages < 8 {
+			t.Fatalf("only %d pages flushed; the test needs several batches", pages)
+		}
+		if fpis != pages {
+			t.Fatalf("%d FPIs for %d pages written for the first time this cycle", fpis, pages)
+		}
+		batches := (pages + 3) / 4
+		// One barrier per batch, plus the checkpoint record's.
+		if barriers != batches+1 || s.Barriers != int64(batches) {
+			t.Fatalf("%d WAL barriers (%d by batches) for %d pages in batches of 4, want %d per batch", barriers, s.Barriers, pages, batches)
+		}
+	})
+}
+
+func TestNoFinalizeOverAPageWhoseFPIFailed(t *testing.T) {
+	e := newEnv(t, runtime.KindPool, envOpts{batchPages: 2})
+	e.fill("k", 10, 1800)
+	failed := false
+	e.on(func() {
+		e.wal.appendErr = func(p []byte) error {
+			if p[0] == KindFPI && !failed {
+				failed = true
+				return errors.New("injected: FPI append failed")
+			}
+			return nil
+		}
+	})
+	ch := e.save()
+	e.waitFor("the pass to end with a failed page", func() bool { return e.m.Stats().LastFlush.Failed == 1 })
+	if s := e.stats(); s.State != Flushing || s.Completed != 0 || e.published1() != 1 {
+		t.Fatalf("finalized over a page whose FPI failed: %+v", s)
+	}
+	if _, ok := controlRedo(t, e.dir); ok {
+		t.Fatal("control file written")
+	}
+	// Flush again, same redo: the page is written with its FPI this time.
+	e.on(e.m.Tick)
+	if err := e.wait(ch); err != nil {
+		t.Fatal(err)
+	}
+	if s := e.stats(); s.Completed != 1 || s.PagesFailed != 1 || s.LastFlush.Failed != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestNoFinalizeOverAPageThatFailedToWrite(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newEnv(t, kind, envOpts{})
+		e.fill("k", 10, 1800)
+		e.on(func() {
+			e.be.pwriteErr = func(path string, off int64) error {
+				if strings.HasPrefix(filepath.Base(path), "heap-") && off == heap.PageOffset(1) {
+					return syscall.EIO
+				}
+				return nil
+			}
+		})
+		ch := e.save()
+		e.waitFor("the pass to end with a failed page", func() bool { return e.m.Stats().LastFlush.Failed == 1 })
+		if s := e.stats(); s.State != Flushing || s.Completed != 0 || e.published1() != 1 {
+			t.Fatalf("finalized over a page that failed to write: %+v", s)
+		}
+		// The fault persists: more passes, still no finalize.
+		e.on(e.m.Tick)
+		e.waitFor("a second failed pass", func() bool { return e.m.Stats().PagesFailed == 2 })
+		if e.published1() != 1 {
+			t.Fatal("redo published over an unwritten page")
+		}
+		e.on(func() { e.be.pwriteErr = nil; e.m.Tick() })
+		if err := e.wait(ch); err != nil {
+			t.Fatal(err)
+		}
+		if s := e.stats(); s.Completed != 1 || s.LastFlush != (FlushResult{Flushed: 1}) {
+			t.Fatalf("stats %+v", s)
+		}
+	})
+}
+
+func TestNoRedoOverAHeapFileThatCannotBeFsyncedYet(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newEnv(t, kind, envOpts{})
+		e.fill("k", 10, 100)
+		e.on(func() { e.be.holdFsync = true })
+		ch := e.save()
+		<-e.be.heldCh
+		for range 3 {
+			e.on(e.m.Tick)
+		}
+		if s := e.stats(); s.State != Syncing || s.DataFsyncPending != 1 || e.published1() != 1 {
+			t.Fatalf("state %+v while the heap fsync is outstanding", s)
+		}
+		if _, ok := controlRedo(t, e.dir); ok {
+			t.Fatal("control file written before the heap fsync")
+		}
+		e.on(e.be.release)
+		if err := e.wait(ch); err != nil {
+			t.Fatal(err)
+		}
+		if e.published1() == 1 {
+			t.Fatal("redo not published")
+		}
+	})
+}
+
+func TestSyncResultClearsAFileOnlyForTheGenerationItSynced(t *testing.T) {
+	e := newEnv(t, runtime.KindPool, envOpts{})
+	e.fill("k", 10, 100)
+	e.on(func() { e.be.holdFsync = true })
+	ch := e.save()
+	name := <-e.be.heldCh
+	id, _ := heap.ParseFileName(name)
+	// A write of this checkpoint lands after the fsync started.
+	e.on(func() {
+		e.m.fileGen[id] = e.m.sync.MarkWritten(id)
+		e.be.release()
+	})
+	if err := e.wait(ch); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	e.on(func() { n = e.be.fsyncs[name] })
+	if n != 2 {
+		t.Fatalf("%d fsyncs of %s; the write after the first fsync started needs a second", n, name)
+	}
+}
+
+func TestFsyncErrorPoisons(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newEnv(t, kind, envOpts{})
+		e.fill("k", 10, 100)
+		e.on(func() { e.be.fsyncErr[heap.FileName(1)] = syscall.EIO })
+		err := e.wait(e.save())
+		if !errors.Is(err, ErrPoisoned) || !errors.Is(err, syscall.EIO) {
+			t.Fatalf("SAVE: %v, want poisoned by EIO", err)
+		}
+		s := e.stats()
+		if !s.Poisoned || s.State != Poisoned || !strings.Contains(s.PoisonReason, "fsync") || e.poisoned == nil {
+			t.Fatalf("stats %+v", s)
+		}
+		// For good: the fault is gone, the redo never moves again.
+		e.on(func() { delete(e.be.fsyncErr, heap.FileName(1)) })
+		e.on(e.m.Tick)
+		if err := e.wait(e.save()); !errors.Is(err, ErrPoisoned) {
+			t.Fatalf("SAVE after poisoning: %v", err)
+		}
+		if e.published1() != 1 {
+			t.Fatal("redo moved after poisoning")
+		}
+	})
+}
+
+func TestFailedControlFileWriteLeavesRedoUnpublished(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newEnv(t, kind, envOpts{})
+		e.fill("k", 10, 100)
+		e.on(func() { e.be.chainErr[control.FileName+control.TempSuffix] = syscall.ENOSPC })
+		ch := e.save()
+		e.waitFor("the control write to fail", func() bool {
+			return strings.Contains(e.m.Stats().LastError, "control")
+		})
+		if s := e.stats(); s.State != Finalizing || e.published1() != 1 || s.LastRedoLSN != 1 || s.Completed != 0 {
+			t.Fatalf("redo published over a failed control write: %+v", s)
+		}
+		if _, ok := controlRedo(t, e.dir); ok {
+			t.Fatal("control file exists")
+		}
+		e.on(func() { delete(e.be.chainErr, control.FileName+control.TempSuffix); e.m.Tick() })
+		if err := e.wait(ch); err != nil {
+			t.Fatal(err)
+		}
+		if r, ok := controlRedo(t, e.dir); !ok || r != e.published1() || r == 1 {
+			t.Fatalf("control redo %d, published %d", r, e.published1())
+		}
+	})
+}
+
+func TestFinalizeProceedsWhenAWrittenHeapFileVanishedBeforeItsFsync(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newEnv(t, kind, envOpts{})
+		e.fill("k", 10, 100)
+		e.on(func() { e.be.fsyncErr[heap.FileName(1)] = syscall.ENOENT })
+		if err := e.wait(e.save()); err != nil {
+			t.Fatal(err)
+		}
+		s := e.stats()
+		if s.Completed != 1 || s.Poisoned || s.VanishedUnexpected != 1 || s.VanishedRetired != 0 {
+			t.Fatalf("stats %+v", s)
+		}
+	})
+}
+
+func TestFinalizeProceedsWhenADirtyPageFileVanishedBeforeTheFlush(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newEnv(t, kind, envOpts{})
+		e.fill("k", 10, 100)
+		if err := e.wait(e.save()); err != nil {
+			t.Fatal(err)
+		}
+		// New versions dirty file 1's page; then the file goes.
+		e.fill("k", 10, 120)
+		if err := os.Remove(heap.FilePath(filepath.Join(e.dir, heap.DirName), 1)); err != nil {
+			t.Fatal(err)
+		}
+		var opens int
+		e.on(func() { opens = e.be.opens })
+		if err := e.wait(e.save()); err != nil {
+			t.Fatal(err)
+		}
+		s := e.stats()
+		if s.Completed != 2 || s.VanishedUnexpected != 1 {
+			t.Fatalf("stats %+v", s)
+		}
+		if _, err := os.Stat(heap.FilePath(filepath.Join(e.dir, heap.DirName), 1)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("vanished heap file re-created: %v", err)
+		}
+		e.on(func() { opens = e.be.opens - opens })
+		if opens == 0 {
+			t.Fatal("no open tried")
+		}
+	})
+}
+
+func TestUnexpectedlyVanishedFileKeysAreWrittenAgainBeforeFinalize(t *testing.T) {
+	e := newEnv(t, runtime.KindPool, envOpts{})
+	e.fill("k", 10, 100)
+	if err := e.wait(e.save()); err != nil {
+		t.Fatal(err)
+	}
+	e.fill("k", 5, 120) // dirties file 1's page
+	hd := filepath.Join(e.dir, heap.DirName)
+	if err := os.Remove(heap.FilePath(hd, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.wait(e.save()); err != nil {
+		t.Fatal(err)
+	}
+	man, _, err := manifest.Read(vfs.Default, e.dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if man.IsLive(1) {
+		t.Fatal("the committed manifest still lists the vanished file as live: boot would fail")
+	}
+	ix := heap.NewIndex()
+	h2, err := heap.Open(heap.Options{Dir: hd, Files: man.Live(), Cache: heap.NewCache(1 << 20), ReadMisses: true, OnRecord: ix.Add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2.Close()
+	if len(ix.Keys) != 10 {
+		t.Fatalf("durable heap holds %d keys after the redo moved, want all 10 written again", len(ix.Keys))
+	}
+}
+
+func TestRetiredVersusUnexpectedVanishCounting(t *testing.T) {
+	e := newEnv(t, runtime.KindPool, envOpts{maxFileSize: 2 * heap.PageSize})
+	e.fill("k", 8, 1800) // 4 pages: files 1 and 2
+	if err := e.wait(e.save()); err != nil {
+		t.Fatal(err)
+	}
+	e.fill("k", 8, 1700) // new versions go to new files
+	if err := e.wait(e.save()); err != nil {
+		t.Fatal(err)
+	}
+	// The deferred frees of the old versions dirtied files 1 and 2.
+	e.on(func() {
+		if err := e.man.Tombstone(2, e.wal.next); err != nil {
+			t.Error(err)
+		}
+	})
+	hd := filepath.Join(e.dir, heap.DirName)
+	for _, id := range []uint32{1, 2} {
+		if err := os.Remove(heap.FilePath(hd, id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.wait(e.save()); err != nil {
+		t.Fatal(err)
+	}
+	s := e.stats()
+	var vanished []string
+	e.on(func() { vanished = e.vanished })
+	if s.VanishedRetired != 1 || s.VanishedUnexpected != 1 {
+		t.Fatalf("retired %d unexpected %d (%v), want 1 and 1", s.VanishedRetired, s.VanishedUnexpected, vanished)
+	}
+	if !strings.Contains(strings.Join(vanished, ","), heap.FileName(2)+" retired") {
+		t.Fatalf("vanished: %v", vanished)
+	}
+}
+
+func TestTickNeverBlocksOnDataFsyncAndNeverStartsASecondBatch(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newEnv(t, kind, envOpts{})
+		e.fill("k", 10, 100)
+		e.on(func() { e.be.holdFsync = true })
+		ch := e.save()
+		<-e.be.heldCh
+		e.fill("x", 10, 100) // more dirty keys: a second checkpoint would have work
+		type counts struct{ opens, pwrites, chains, barriers, fsyncs int }
+		get := func() (c counts) {
+			e.on(func() {
+				c = counts{e.be.opens, e.be.pwrites, e.be.chains, e.wal.barriers, e.be.fsyncs[heap.FileName(1)]}
+			})
+			return
+		}
+		before := get()
+		e.on(func() { e.m.o.Interval = time.Nanosecond }) // the timer is due
+		for range 20 {
+			e.on(e.m.Tick) // returns: the loop is not blocked
+		}
+		if after := get(); after != before {
+			t.Fatalf("ticks started I/O while the heap fsync is outstanding: %+v → %+v", before, after)
+		}
+		if s := e.stats(); s.State != Syncing || s.DataFsyncPending != 1 {
+			t.Fatalf("stats %+v", s)
+		}
+		e.on(e.be.release)
+		if err := e.wait(ch); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestWALCeilingTriggerNeverWaitsOnDataFsync(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newEnv(t, kind, envOpts{})
+		e.fill("k", 10, 100)
+		var started bool
+		e.on(func() {
+			e.be.holdFsync = true
+			started = e.m.MaybeWALFull(2<<30, 1<<30)
+		})
+		if !started {
+			t.Fatal("WAL ceiling did not start a checkpoint")
+		}
+		<-e.be.heldCh
+		e.fill("x", 10, 100)
+		var again bool
+		var barriers, pwrites int
+		e.on(func() { barriers, pwrites = e.wal.barriers, e.be.pwrites })
+		for range 20 {
+			e.on(func() { again = again || e.m.MaybeWALFull(4<<30, 1<<30) })
+		}
+		var b2, p2 int
+		e.on(func() { b2, p2 = e.wal.barriers, e.be.pwrites })
+		if again || b2 != barriers || p2 != pwrites {
+			t.Fatalf("WAL ceiling trigger started work while the fsync is outstanding (again %v, barriers %d→%d, pwrites %d→%d)", again, barriers, b2, pwrites, p2)
+		}
+		if s := e.stats(); s.State != Syncing || s.Completed != 0 {
+			t.Fatalf("stats %+v", s)
+		}
+		// Finishing is the tick's.
+		e.on(e.be.release)
+		e.waitFor("the checkpoint to finalize", func() bool { e.m.Tick(); return e.m.Stats().Completed == 1 })
+	})
+}
+
+func TestShutdownCompletesThroughTheOutstandingFsyncWithinItsBound(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newEnv(t, kind, envOpts{})
+		e.fill("k", 10, 100)
+		e.on(func() { e.be.holdFsync = true })
+		e.save()
+		<-e.be.heldCh
+		ch := make(chan error, 1)
+		e.on(func() {
+			e.m.Shutdown(func(err error) { ch <- err })
+			e.be.release()
+		})
+		if err := e.wait(ch); err != nil {
+			t.Fatal(err)
+		}
+		if s := e.stats(); s.Completed != 1 || e.published1() == 1 {
+			t.Fatalf("stats %+v", s)
+		}
+	})
+}
+
+func TestShutdownGivesUpOnAHungFsyncAfterItsBound(t *testing.T) {
+	e := newEnv(t, runtime.KindPool, envOpts{shutdownWait: 50 * time.Millisecond})
+	e.fill("k", 10, 100)
+	e.on(func() { e.be.holdFsync = true })
+	ch := make(chan error, 1)
+	e.on(func() { e.m.Shutdown(func(err error) { ch <- err }) })
+	<-e.be.heldCh
+	if err := e.wait(ch); !errors.Is(err, ErrShutdownTimeout) {
+		t.Fatalf("shutdown: %v, want ErrShutdownTimeout", err)
+	}
+	if e.published1() != 1 {
+		t.Fatal("redo published without the heap fsync")
+	}
+	e.on(e.be.release)
+}
+
+func TestDeletedKeyIsFreedInTheCheckpointThatCoversTheDelete(t *testing.T) {
+	e := newEnv(t, runtime.KindPool, envOpts{})
+	e.fill("k", 4, 100)
+	if err := e.wait(e.save()); err != nil {
+		t.Fatal(err)
+	}
+	var k1old heap.RecordID
+	e.on(func() {
+		k1old = e.src.keys["k1"].loc
+		e.src.del("k0")
+		e.src.set("k1", []byte("new"))
+	})
+	if err := e.wait(e.save()); err != nil {
+		t.Fatal(err)
+	}
+	// On disk, after the checkpoint that covers the DEL: k0 is gone.
+	man, _, err := manifest.Read(vfs.Default, e.dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := heap.NewIndex()
+	h2, err := heap.Open(heap.Options{Dir: filepath.Join(e.dir, heap.DirName), Files: man.Live(), Cache: heap.NewCache(1 << 20), ReadMisses: true, OnRecord: ix.Add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2.Close()
+	if _, ok := ix.Keys["k0"]; ok {
+		t.Fatal("deleted key still in the durable heap after the checkpoint that covers the DEL")
+	}
+	if _, ok := ix.Keys["k1"]; !ok {
+		t.Fatal("k1 missing from the durable heap")
+	}
+	e.on(func() {
+		// The superseded version was freed after finalize (deferred).
+		if r, err := e.h.Read(k1old, nil); err == nil && string(r.Key) == "k1" && string(r.Value) != "new" {
+			t.Errorf("superseded version of k1 still live after finalize")
+		}
+		r, err := e.h.Read(e.src.keys["k1"].loc, nil)
+		if err != nil || !bytes.Equal(r.Value, []byte("new")) {
+			t.Errorf("new version: %v %q", err, r.Value)
+		}
+		if e.m.Deferred().Len() != 0 {
+			t.Errorf("%d deferred frees left", e.m.Deferred().Len())
+		}
+	})
+}
+
+func TestFPIAndEndPayloadsRoundTrip(t *testing.T) {
+	var p heap.Page
+	p.Init(heap.PageKV, 7, 3)
+	p.RaiseLSN(42)
+	b := AppendFPI(nil, &p)
+	id, img, err := DecodeFPI(b)
+	if err != nil || id != (heap.PageID{File: 7, Page: 3}) {
+		t.Fatal(id, err)
+	}
+	if _, err := heap.CheckPage(img, 7, 3); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := DecodeEnd(AppendEnd(nil, 99)); err != nil || r != 99 {
+		t.Fatal(r, err)
+	}
+	if _, err := DecodeEnd(b); err == nil {
+		t.Fatal("FPI decoded as end record")
+	}
+}
+
+func TestRecyclableKeepsEverySegmentHoldingLSNsAtOrAboveRedo(t *testing.T) {
+	firsts := []uint64{1, 100, 200, 300}
+	for _, c := range []struct {
+		redo uint64
+		want int
+	}{{1, 0}, {100, 1}, {150, 1}, {200, 2}, {301, 3}, {1000, 3}} {
+		got := Recyclable(firsts, c.redo)
+		if len(got) != c.want {
+			t.Errorf("redo %d: %v, want %d segments", c.redo, got, c.want)
+		}
+		for _, f := range got {
+			if f >= c.redo {
+				t.Errorf("redo %d: recycles segment %d", c.redo, f)
+			}
+		}
+	}
+}
+
+func TestNewHeapFileDirectoryEntryIsFsyncedBeforeTheManifestCommit(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newEnv(t, kind, envOpts{})
+		e.fill("k", 10, 100)
+		if err := e.wait(e.save()); err != nil {
+			t.Fatal(err)
+		}
+		var ops []string
+		e.on(func() { ops = slices.Clone(e.be.ops) })
+		want := []string{"syncdir heap", "rename manifest.tmp", "syncdir " + filepath.Base(e.dir), "rename control.tmp", "syncdir " + filepath.Base(e.dir)}
+		if !slices.Equal(ops, want) {
+			t.Fatalf("ops %v, want %v", ops, want)
+		}
+		// A checkpoint that creates no file does not fsync the heap directory.
+		e.fill("k", 10, 90)
+		e.on(func() { e.be.ops = nil })
+		if err := e.wait(e.save()); err != nil {
+			t.Fatal(err)
+		}
+		e.on(func() { ops = slices.Clone(e.be.ops) })
+		if slices.Contains(ops, "syncdir heap") {
+			t.Fatalf("ops %v", ops)
+		}
+	})
+}
+
+func TestOpenFailureOtherThanNotFoundIsRetried(t *testing.T) {
+	e := newEnv(t, runtime.KindPool, envOpts{})
+	e.fill("k", 10, 100)
+	e.on(func() { e.be.openErr[heap.FileName(1)] = syscall.EACCES })
+	ch := e.save()
+	e.waitFor("the open to fail", func() bool { return strings.Contains(e.m.Stats().LastError, "open") })
+	for range 3 {
+		e.on(e.m.Tick)
+	}
+	if s := e.stats(); s.State != Flushing || s.VanishedRetired+s.VanishedUnexpected != 0 || e.published1() != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	e.on(func() { delete(e.be.openErr, heap.FileName(1)); e.m.Tick() })
+	if err := e.wait(ch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFailedWALBarrierLeavesTheBatchUnflushed(t *testing.T) {
+	e := newEnv(t, runtime.KindPool, envOpts{batchPages: 2})
+	e.fill("k", 8, 1800) // 4 pages, 2 batches
+	e.on(func() { e.wal.barrierErr = syscall.EIO })
+	ch := e.save()
+	e.waitFor("the pass to end", func() bool { return e.m.Stats().LastFlush.Failed == 4 })
+	var pwrites int
+	e.on(func() { pwrites = e.be.pwrites })
+	if s := e.stats(); pwrites != 0 || s.Completed != 0 || e.published1() != 1 {
+		t.Fatalf("pages written or redo published after a failed barrier: pwrites %d, %+v", pwrites, s)
+	}
+	e.on(func() { e.wal.barrierErr = nil; e.m.Tick() })
+	if err := e.wait(ch); err != nil {
+		t.Fatal(err)
+	}
+	if s := e.stats(); s.LastFlush != (FlushResult{Flushed: 4}) {
+		t.Fatalf("stats %+v", s)
+	}
+}

@@ -1,0 +1,410 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/moond-db/moond/persistence/heap"
+	"github.com/moond-db/moond/persistence/manifest"
+	"github.com/moond-db/moond/persistence/wal"
+	"github.com/moond-db/moond/runtime"
+)
+
+// faultBackend wraps a real backend. Injected failures and held operations
+// complete asynchronously, on the loop, like real ones.
+type faultBackend struct {
+	runtime.Backend
+	loop  *runtime.Loop
+	paths map[runtime.FD]string
+
+	openErr   map[string]error // by base name
+	pwriteErr func(path string, off int64) error
+	fsyncErr  map[string]error // by base name
+	chainErr  map[string]error // by base name of the first step's file
+	holdFsync bool
+	held      []func()
+	heldCh    chan string // told the base name of each held fsync
+
+	ops                    []string // renames and directory fsyncs, in order
+	opens, pwrites, chains int
+	fsyncs                 map[string]int
+}
+
+func newFaultBackend(loop *runtime.Loop) *faultBackend {
+	return &faultBackend{
+		Backend:  loop.Backend(),
+		loop:     loop,
+		paths:    make(map[runtime.FD]string),
+		openErr:  make(map[string]error),
+		fsyncErr: make(map[string]error),
+		chainErr: make(map[string]error),
+		fsyncs:   make(map[string]int),
+		heldCh:   make(chan string, 64),
+	}
+}
+
+func (f *faultBackend) later(fn func()) { f.loop.AfterFunc(0, fn) }
+
+func (f *faultBackend) Open(path string, flag int, perm uint32, cb func(runtime.FD, error)) {
+	f.opens++
+	if err := f.openErr[filepath.Base(path)]; err != nil {
+		f.later(func() { cb(0, err) })
+		return
+	}
+	f.Backend.Open(path, flag, perm, func(fd runtime.FD, err error) {
+		if err == nil {
+			f.paths[fd] = path
+		}
+		cb(fd, err)
+	})
+}
+
+func (f *faultBackend) Pwrite(fd runtime.FD, buf []byte, off int64, cb func(int, error)) {
+	f.pwrites++
+	if f.pwriteErr != nil {
+		if err := f.pwriteErr(f.paths[fd], off); err != nil {
+			f.later(func() { cb(0, err) })
+			return
+		}
+	}
+	f.Backend.Pwrite(fd, buf, off, cb)
+}
+
+func (f *faultBackend) Fsync(fd runtime.FD, cb func(error)) {
+	name := filepath.Base(f.paths[fd])
+	f.fsyncs[name]++
+	if err := f.fsyncErr[name]; err != nil {
+		f.later(func() { cb(err) })
+		return
+	}
+	if f.holdFsync {
+		f.held = append(f.held, func() { f.Backend.Fsync(fd, cb) })
+		f.heldCh <- name
+		return
+	}
+	f.Backend.Fsync(fd, cb)
+}
+
+// release lets the held fsyncs run (loop thread).
+func (f *faultBackend) release() {
+	f.holdFsync = false
+	h := f.held
+	f.held = nil
+	for _, fn := range h {
+		fn()
+	}
+}
+
+func (f *faultBackend) Chain(ops []runtime.Op, cb func([]runtime.Result)) {
+	f.chains++
+	if len(ops) > 0 {
+		if err := f.chainErr[filepath.Base(f.paths[ops[0].FD])]; err != nil {
+			res := make([]runtime.Result, len(ops))
+			for i := range res {
+				res[i].Err = syscall.ECANCELED
+			}
+			res[0].Err = err
+			f.later(func() { cb(res) })
+			return
+		}
+	}
+	f.Backend.Chain(ops, cb)
+}
+
+func (f *faultBackend) Rename(oldpath, newpath string, cb func(error)) {
+	f.ops = append(f.ops, "rename "+filepath.Base(oldpath))
+	f.Backend.Rename(oldpath, newpath, cb)
+}
+
+func (f *faultBackend) SyncDir(dir string, cb func(error)) {
+	f.ops = append(f.ops, "syncdir "+filepath.Base(dir))
+	f.Backend.SyncDir(dir, cb)
+}
+
+func (f *faultBackend) Close(fd runtime.FD, cb func(error)) {
+	delete(f.paths, fd)
+	f.Backend.Close(fd, cb)
+}
+
+// fakeWAL stands in for the shard's WAL writer: LSNs, records, and
+// barriers that complete asynchronously.
+type fakeWAL struct {
+	loop       *runtime.Loop
+	next       uint64
+	durable    uint64
+	types      []wal.RecordType
+	payloads   [][]byte
+	barriers   int
+	appendErr  func(payload []byte) error
+	barrierErr error
+}
+
+func (w *fakeWAL) NextLSN() uint64 { return w.next }
+
+func (w *fakeWAL) Append(typ wal.RecordType, payload []byte) (uint64, error) {
+	if w.appendErr != nil {
+		if err := w.appendErr(payload); err != nil {
+			return 0, err
+		}
+	}
+	lsn := w.next
+	w.next++
+	w.types = append(w.types, typ)
+	w.payloads = append(w.payloads, payload)
+	return lsn, nil
+}
+
+func (w *fakeWAL) Barrier(lsn uint64, done func(error)) {
+	w.barriers++
+	err := w.barrierErr
+	w.loop.AfterFunc(0, func() {
+		if err == nil {
+			w.durable = max(w.durable, lsn)
+		}
+		done(err)
+	})
+}
+
+func (w *fakeWAL) fpis() int {
+	n := 0
+	for _, p := range w.payloads {
+		if len(p) > 0 && p[0] == KindFPI {
+			n++
+		}
+	}
+	return n
+}
+
+// fakeSource is a tiny keyspace.
+type fakeSource struct {
+	w     *fakeWAL
+	keys  map[string]*keyState
+	dirty []string
+}
+
+type keyState struct {
+	val    []byte
+	lsn    uint64
+	live   bool
+	loc    heap.RecordID
+	hasLoc bool
+}
+
+func (s *fakeSource) set(key string, val []byte) {
+	lsn, _ := s.w.Append(wal.RecordData, []byte("set "+key))
+	k := s.keys[key]
+	if k == nil {
+		k = &keyState{}
+		s.keys[key] = k
+	}
+	k.val, k.lsn, k.live = val, lsn, true
+	s.dirty = append(s.dirty, key)
+}
+
+func (s *fakeSource) del(key string) {
+	lsn, _ := s.w.Append(wal.RecordData, []byte("del "+key))
+	k := s.keys[key]
+	k.live, k.lsn = false, lsn
+	s.dirty = append(s.dirty, key)
+}
+
+// vanished re-dirties the keys whose record was in file.
+func (s *fakeSource) vanished(file uint32) {
+	for k, st := range s.keys {
+		if st.hasLoc && st.loc.File == file {
+			st.hasLoc = false
+			s.dirty = append(s.dirty, k)
+		}
+	}
+}
+
+func (s *fakeSource) TakeDirty() [][]byte {
+	seen := map[string]bool{}
+	var out [][]byte
+	for _, k := range s.dirty {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, []byte(k))
+		}
+	}
+	s.dirty = nil
+	return out
+}
+
+func (s *fakeSource) Version(key []byte) Version {
+	k := s.keys[string(key)]
+	v := Version{Live: k.live, Old: k.loc, HasOld: k.hasLoc}
+	if k.live {
+		v.Record = heap.Record{Key: key, Kind: 1, KeyLSN: k.lsn, Value: k.val}
+	} else {
+		v.DelLSN = k.lsn
+	}
+	return v
+}
+
+func (s *fakeSource) Placed(key []byte, id heap.RecordID, live bool) {
+	k := s.keys[string(key)]
+	k.loc, k.hasLoc = id, live
+}
+
+type env struct {
+	t    *testing.T
+	loop *runtime.Loop
+	dir  string
+	be   *faultBackend
+	wal  *fakeWAL
+	src  *fakeSource
+	man  *manifest.Manifest
+	h    *heap.Heap
+	m    *Manager
+
+	poisoned  error
+	published []uint64
+	vanished  []string
+}
+
+type envOpts struct {
+	batchPages   int
+	maxFileSize  int64
+	shutdownWait time.Duration
+}
+
+func newEnv(t *testing.T, kind runtime.Kind, eo envOpts) *env {
+	t.Helper()
+	loop := runtime.NewLoop(runtime.Config{Backend: kind, CPU: -1})
+	if err := loop.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(loop.Stop)
+	e := &env{t: t, loop: loop, dir: t.TempDir()}
+	if err := os.MkdirAll(filepath.Join(e.dir, heap.DirName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.man = manifest.New(0)
+	h, err := heap.Open(heap.Options{
+		Dir:         filepath.Join(e.dir, heap.DirName),
+		Cache:       heap.NewCache(64 << 20),
+		FileIDs:     e.man,
+		MaxFileSize: eo.maxFileSize,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.h = h
+	e.on(func() {
+		e.be = newFaultBackend(loop)
+		e.wal = &fakeWAL{loop: loop, next: 1}
+		e.src = &fakeSource{w: e.wal, keys: map[string]*keyState{}}
+		e.m = New(Options{
+			Loop:          loop,
+			Backend:       e.be,
+			ShardDir:      e.dir,
+			WAL:           e.wal,
+			Source:        e.src,
+			Heap:          h,
+			Manifest:      e.man,
+			PublishedRedo: 1,
+			Interval:      time.Hour,
+			BatchPages:    eo.batchPages,
+			RetryBackoff:  time.Nanosecond,
+			ShutdownWait:  eo.shutdownWait,
+			OnPublished:   func(redo uint64) { e.published = append(e.published, redo) },
+			OnPoison:      func(err error) { e.poisoned = err },
+			OnVanished: func(f uint32, retired bool) {
+				e.vanished = append(e.vanished, heap.FileName(f)+map[bool]string{true: " retired", false: " unexpected"}[retired])
+				if !retired {
+					e.src.vanished(f)
+				}
+			},
+		})
+	})
+	return e
+}
+
+// on runs f on the loop's thread.
+func (e *env) on(f func()) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := e.loop.Call(ctx, f); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// waitFor polls cond on the loop's thread until it holds: a logical
+// condition, with a generous deadline only against hangs.
+func (e *env) waitFor(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var ok bool
+		e.on(func() { ok = cond() })
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			var st Stats
+			e.on(func() { st = e.m.Stats() })
+			e.t.Fatalf("timed out waiting for %s (stats %+v)", what, st)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// fill sets n keys with values of size bytes.
+func (e *env) fill(prefix string, n, size int) {
+	e.on(func() {
+		for i := range n {
+			e.src.set(fmt.Sprintf("%s%d", prefix, i), []byte(strings.Repeat("v", size)))
+		}
+	})
+}
+
+// save runs Request and returns a channel that gets its result.
+func (e *env) save() chan error {
+	ch := make(chan error, 1)
+	e.on(func() { e.m.Request(func(err error) { ch <- err }) })
+	return ch
+}
+
+func (e *env) wait(ch chan error) error {
+	e.t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(20 * time.Second):
+		e.t.Fatal("timed out waiting for the checkpoint")
+		return nil
+	}
+}
+
+func (e *env) stats() Stats {
+	var s Stats
+	e.on(func() { s = e.m.Stats() })
+	return s
+}
+
+func (e *env) published1() uint64 {
+	var r uint64
+	e.on(func() { r = e.m.PublishedRedo() })
+	return r
+}
+
+func forEachKind(t *testing.T, f func(t *testing.T, kind runtime.Kind)) {
+	for _, k := range []runtime.Kind{runtime.KindPool, runtime.KindUring} {
+		t.Run(k.String(), func(t *testing.T) {
+			if k == runtime.KindUring {
+				if ok, why, _ := runtime.ProbeUring(); !ok {
+					t.Skip(why)
+				}
+			}
+			f(t, k)
+		})
+	}
+}
