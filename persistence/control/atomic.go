@@ -1,7 +1,6 @@
 package control
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -31,16 +30,10 @@ func NewAtomicWrite(dir, name string, data []byte) AtomicWrite {
 // SyncError marks a failed fsync (of the temporary file or of the
 // directory): after one, the caller cannot know what is durable
 // (fsyncgate).
-type SyncError struct{ Err error }
-
-func (e *SyncError) Error() string { return e.Err.Error() }
-func (e *SyncError) Unwrap() error { return e.Err }
+type SyncError = vfs.SyncError
 
 // IsSyncFailure reports whether err comes from a failed fsync.
-func IsSyncFailure(err error) bool {
-	var se *SyncError
-	return errors.As(err, &se)
-}
+func IsSyncFailure(err error) bool { return vfs.IsSyncFailure(err) }
 
 // Run performs the replacement through fsys, synchronously. When it fails
 // before the rename, Final is untouched and Temp is removed (best effort);
@@ -59,7 +52,7 @@ func (w AtomicWrite) Run(fsys vfs.FS) error {
 	if err := f.Sync(); err != nil {
 		f.Close()
 		_ = fsys.Remove(w.Temp)
-		return &SyncError{fmt.Errorf("fsync %s: %w", w.Temp, err)}
+		return &SyncError{Err: fmt.Errorf("fsync %s: %w", w.Temp, err)}
 	}
 	if err := f.Close(); err != nil {
 		_ = fsys.Remove(w.Temp)
@@ -71,12 +64,12 @@ func (w AtomicWrite) Run(fsys vfs.FS) error {
 	}
 	d, err := fsys.OpenDir(w.Dir)
 	if err != nil {
-		return &SyncError{fmt.Errorf("open directory %s for fsync: %w", w.Dir, err)}
+		return &SyncError{Err: fmt.Errorf("open directory %s for fsync: %w", w.Dir, err)}
 	}
 	err = d.Sync()
 	cerr := d.Close()
 	if err != nil {
-		return &SyncError{fmt.Errorf("fsync directory %s: %w", w.Dir, err)}
+		return &SyncError{Err: fmt.Errorf("fsync directory %s: %w", w.Dir, err)}
 	}
 	if cerr != nil {
 		return fmt.Errorf("close directory %s: %w", w.Dir, cerr)

@@ -128,7 +128,7 @@ func syncDir(fsys vfs.FS, dir string) error {
 	err = d.Sync()
 	cerr := d.Close()
 	if err != nil {
-		return &SyncError{fmt.Errorf("heap: fsync directory %s: %w", dir, err)}
+		return &SyncError{Err: fmt.Errorf("heap: fsync directory %s: %w", dir, err)}
 	}
 	if cerr != nil {
 		return fmt.Errorf("heap: close directory %s: %w", dir, cerr)
@@ -139,16 +139,10 @@ func syncDir(fsys vfs.FS, dir string) error {
 // SyncError marks a failed fsync of a heap file or of the heap directory:
 // after one, nothing written before it can be trusted to be durable
 // (fsyncgate), and the caller poisons the shard.
-type SyncError struct{ Err error }
-
-func (e *SyncError) Error() string { return e.Err.Error() }
-func (e *SyncError) Unwrap() error { return e.Err }
+type SyncError = vfs.SyncError
 
 // IsSyncFailure reports whether err comes from a failed fsync.
-func IsSyncFailure(err error) bool {
-	var se *SyncError
-	return errors.As(err, &se)
-}
+func IsSyncFailure(err error) bool { return vfs.IsSyncFailure(err) }
 
 // ID is the file's id.
 func (f *File) ID() uint32 { return f.id }
@@ -230,7 +224,7 @@ func (f *File) WriteImage(n uint32, img []byte) error {
 // Sync fsyncs the file. A failure is a *SyncError.
 func (f *File) Sync() error {
 	if err := f.f.Sync(); err != nil {
-		return &SyncError{fmt.Errorf("heap: fsync %s: %w", f.path, err)}
+		return &SyncError{Err: fmt.Errorf("heap: fsync %s: %w", f.path, err)}
 	}
 	return nil
 }

@@ -498,7 +498,7 @@ func (r *recovery) sealTail(path string, res ScanResult, skip *Skipped) error {
 	defer f.Close()
 	if cut > 0 {
 		if err := f.Sync(); err != nil {
-			return &syncError{fmt.Errorf("wal: fsync %s after cutting its tail at offset %d: %w", path, off, err)}
+			return &vfs.SyncError{Err: fmt.Errorf("wal: fsync %s after cutting its tail at offset %d: %w", path, off, err)}
 		}
 	}
 	sealLSN := res.LastLSN + 1
@@ -508,7 +508,7 @@ func (r *recovery) sealTail(path string, res ScanResult, skip *Skipped) error {
 		return fmt.Errorf("wal: seal %s at offset %d: %w", path, off, err)
 	}
 	if err := f.Sync(); err != nil {
-		return &syncError{fmt.Errorf("wal: fsync %s after sealing it: %w", path, err)}
+		return &vfs.SyncError{Err: fmt.Errorf("wal: fsync %s after sealing it: %w", path, err)}
 	}
 	r.maxSeen = max(r.maxSeen, sealLSN)
 	r.res.SealedSegment = path
@@ -546,7 +546,7 @@ func (r *recovery) saveBytes(path string, from, to int64) (string, error) {
 		off += n
 	}
 	if err := out.Sync(); err != nil {
-		return "", &syncError{fmt.Errorf("wal: fsync %s: %w", dst, err)}
+		return "", &vfs.SyncError{Err: fmt.Errorf("wal: fsync %s: %w", dst, err)}
 	}
 	if err := SyncDir(r.fs, r.o.Dir); err != nil {
 		return "", err

@@ -237,7 +237,7 @@ func writeNewSegment(fs vfs.FS, f vfs.File, dir, tmp, final string, h SegmentHea
 	}
 	if err := f.Sync(); err != nil {
 		_ = fs.Remove(tmp)
-		return &syncError{fmt.Errorf("wal: fsync new segment %s: %w", tmp, err)}
+		return &vfs.SyncError{Err: fmt.Errorf("wal: fsync new segment %s: %w", tmp, err)}
 	}
 	if err := fs.Rename(tmp, final); err != nil {
 		_ = fs.Remove(tmp)
@@ -255,7 +255,7 @@ func SyncDir(fs vfs.FS, dir string) error {
 	err = d.Sync()
 	cerr := d.Close()
 	if err != nil {
-		return &syncError{fmt.Errorf("wal: fsync directory %s: %w", dir, err)}
+		return &vfs.SyncError{Err: fmt.Errorf("wal: fsync directory %s: %w", dir, err)}
 	}
 	if cerr != nil {
 		return fmt.Errorf("wal: close directory %s: %w", dir, cerr)
@@ -263,17 +263,7 @@ func SyncDir(fs vfs.FS, dir string) error {
 	return nil
 }
 
-// syncError marks a failed fsync or fdatasync: after one, nothing written
-// before it can be trusted to be durable (fsyncgate), so the writer poisons
-// itself.
-type syncError struct{ err error }
-
-func (e *syncError) Error() string { return e.err.Error() }
-func (e *syncError) Unwrap() error { return e.err }
-
 // IsSyncFailure reports whether err comes from a failed fsync, fdatasync or
-// directory fsync, the failure class that poisons a log for good.
-func IsSyncFailure(err error) bool {
-	var se *syncError
-	return errors.As(err, &se)
-}
+// directory fsync (a vfs.SyncError), the failure class that poisons a log
+// for good.
+func IsSyncFailure(err error) bool { return vfs.IsSyncFailure(err) }

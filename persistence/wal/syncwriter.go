@@ -143,7 +143,7 @@ func (w *SyncWriter) writeGroup(g *Group) error {
 		return fmt.Errorf("wal: write LSN %d..%d to %s at offset %d: %w", g.FirstLSN, g.LastLSN, path, g.Offset, err)
 	}
 	if err := w.f.Datasync(); err != nil {
-		return &syncError{fmt.Errorf("wal: fdatasync %s after LSN %d: %w", path, g.LastLSN, err)}
+		return &vfs.SyncError{Err: fmt.Errorf("wal: fdatasync %s after LSN %d: %w", path, g.LastLSN, err)}
 	}
 	w.stats.Groups++
 	w.stats.Records += int64(g.Records)

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/moond-db/moond/persistence/vfs"
 	"github.com/moond-db/moond/runtime"
 )
 
@@ -281,7 +282,7 @@ func (w *Writer) createSegment(h SegmentHeader, done func(error)) {
 				w.be.Unlink(tmp, func(error) {})
 				err := fmt.Errorf("wal: create segment %s (%s): %w", final, ops[i].Kind, res[i].Err)
 				if ops[i].Kind == runtime.OpFsync {
-					err = &syncError{err}
+					err = &vfs.SyncError{Err: err}
 				}
 				done(err)
 				return
@@ -289,7 +290,7 @@ func (w *Writer) createSegment(h SegmentHeader, done func(error)) {
 			w.be.SyncDir(w.dir, func(err error) {
 				if err != nil {
 					w.be.Close(fd, nil)
-					done(&syncError{fmt.Errorf("wal: fsync directory %s: %w", w.dir, err)})
+					done(&vfs.SyncError{Err: fmt.Errorf("wal: fsync directory %s: %w", w.dir, err)})
 					return
 				}
 				w.seg, w.segFirst, w.created = fd, h.FirstLSN, h.FirstLSN
