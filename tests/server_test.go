@@ -379,3 +379,75 @@ func TestQueryBufferLimitClosesTheClientAndOthersKeepServing(t *testing.T) {
 		t.Fatalf("another client after the limit: %v", err)
 	}
 }
+
+// TestWholeKeyspaceCommandsSpanShards checks the commands the server sends
+// to every shard: SWAPDB, RANDOMKEY, SCAN with TYPE and COUNT, FLUSHDB,
+// DBSIZE per database, and KEYS with a pattern.
+func TestWholeKeyspaceCommandsSpanShards(t *testing.T) {
+	for _, backend := range []string{"uring", "pool"} {
+		t.Run(backend, func(t *testing.T) {
+			s := startServer(t, backend, 3)
+			ctx := ctx(t)
+			db0 := s.client(2)
+			db1 := redis.NewClient(&redis.Options{Addr: s.addr(), DB: 1, DisableIdentity: true})
+			defer db1.Close()
+			for i := 0; i < 60; i++ {
+				db0.Set(ctx, fmt.Sprintf("a:%d", i), i, 0)
+			}
+			for i := 0; i < 7; i++ {
+				db1.Set(ctx, fmt.Sprintf("b:%d", i), i, 0)
+			}
+			if err := db0.Do(ctx, "SWAPDB", 0, 1).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := db0.DBSize(ctx).Result(); n != 7 {
+				t.Fatalf("DBSIZE of db 0 after SWAPDB = %d, want 7 (every shard must swap)", n)
+			}
+			if n, _ := db1.DBSize(ctx).Result(); n != 60 {
+				t.Fatalf("DBSIZE of db 1 after SWAPDB = %d, want 60", n)
+			}
+			seen := map[string]bool{}
+			for i := 0; i < 200 && len(seen) < 3; i++ {
+				k, err := db1.RandomKey(ctx).Result()
+				if err != nil || !strings.HasPrefix(k, "a:") {
+					t.Fatalf("RANDOMKEY = %q, %v", k, err)
+				}
+				seen[k] = true
+			}
+			keys, err := db1.Keys(ctx, "a:1*").Result()
+			if err != nil || len(keys) != 11 { // a:1, a:10..a:19
+				t.Fatalf("KEYS a:1* = %d keys, %v", len(keys), err)
+			}
+			var scanned []string
+			var cursor uint64
+			for {
+				ks, next, err := db1.ScanType(ctx, cursor, "*", 5, "string").Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				scanned = append(scanned, ks...)
+				if cursor = next; cursor == 0 {
+					break
+				}
+			}
+			if len(scanned) < 60 {
+				t.Fatalf("SCAN TYPE string over 3 shards found %d of 60 keys", len(scanned))
+			}
+			if ks, _, _ := db1.ScanType(ctx, 0, "*", 1000, "list").Result(); len(ks) != 0 {
+				t.Fatalf("SCAN TYPE list returned strings: %v", ks)
+			}
+			if err := db1.FlushDBAsync(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := db1.DBSize(ctx).Result(); n != 0 {
+				t.Fatalf("DBSIZE after FLUSHDB ASYNC = %d", n)
+			}
+			if k, err := db1.RandomKey(ctx).Result(); err != redis.Nil {
+				t.Fatalf("RANDOMKEY of an empty db = %q, %v; want nil", k, err)
+			}
+			if n, _ := db0.DBSize(ctx).Result(); n != 7 {
+				t.Fatalf("FLUSHDB of db 1 touched db 0: DBSIZE %d", n)
+			}
+		})
+	}
+}
