@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/moond-db/moond/runtime"
+	"github.com/moond-db/moond/runtime/looptest"
 	"github.com/moond-db/moond/server/config"
 	"github.com/redis/go-redis/v9"
 )
@@ -213,11 +214,7 @@ func TestSlowDiskPausesReadersAndResumes(t *testing.T) {
 			}
 			t.Cleanup(s.Stop)
 			w := s.workers[0]
-			on := func(f func()) {
-				if err := w.loop.Call(testCtx(t), f); err != nil {
-					t.Fatal(err)
-				}
-			}
+			on := func(f func()) { looptest.On(t, w.loop, f) }
 
 			const conns, perConn = 12, 100
 			val := strings.Repeat("x", 1000)
@@ -242,11 +239,9 @@ func TestSlowDiskPausesReadersAndResumes(t *testing.T) {
 					sent <- err
 				}()
 			}
-			waitFor(t, "a connection paused", func() bool {
-				paused := false
-				on(func() { paused = len(w.paused) > 0 })
-				return paused
-			})
+			if !looptest.Until(t, w.loop, func() bool { return len(w.paused) > 0 }) {
+				t.Fatal("no connection paused while the WAL was stuck")
+			}
 			var unwritten int
 			var read int64
 			on(func() {

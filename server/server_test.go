@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moond-db/moond/runtime/looptest"
 	"github.com/moond-db/moond/server/config"
 	"github.com/redis/go-redis/v9"
 )
@@ -76,9 +77,7 @@ func TestShardsShareThePort(t *testing.T) {
 		total := 0
 		for _, w := range s.workers {
 			var n int
-			if err := w.loop.Call(testCtx(t), func() { n = len(w.conns) }); err != nil {
-				t.Fatal(err)
-			}
+			looptest.On(t, w.loop, func() { n = len(w.conns) })
 			if n == 0 {
 				t.Errorf("shard %d accepted none of %d connections", w.id, len(conns))
 			}

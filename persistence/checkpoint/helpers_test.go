@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/moond-db/moond/persistence/manifest"
 	"github.com/moond-db/moond/persistence/wal"
 	"github.com/moond-db/moond/runtime"
+	"github.com/moond-db/moond/runtime/looptest"
 )
 
 // faultBackend wraps a real backend. Injected failures and held operations
@@ -330,30 +330,17 @@ func newEnv(t *testing.T, kind runtime.Kind, eo envOpts) *env {
 // on runs f on the loop's thread.
 func (e *env) on(f func()) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := e.loop.Call(ctx, f); err != nil {
-		e.t.Fatal(err)
-	}
+	looptest.On(e.t, e.loop, f)
 }
 
-// waitFor polls cond on the loop's thread until it holds: a logical
+// waitFor waits until cond, read on the loop's thread, holds: a logical
 // condition, with a generous deadline only against hangs.
 func (e *env) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var ok bool
-		e.on(func() { ok = cond() })
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			var st Stats
-			e.on(func() { st = e.m.Stats() })
-			e.t.Fatalf("timed out waiting for %s (stats %+v)", what, st)
-		}
-		time.Sleep(100 * time.Microsecond)
+	if !looptest.Until(e.t, e.loop, cond) {
+		var st Stats
+		e.on(func() { st = e.m.Stats() })
+		e.t.Fatalf("timed out waiting for %s (stats %+v)", what, st)
 	}
 }
 

@@ -2,7 +2,6 @@ package wal
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/moond-db/moond/runtime"
+	"github.com/moond-db/moond/runtime/looptest"
 )
 
 // writerEnv is a Writer on a real loop of one backend, over a temp dir.
@@ -59,27 +59,14 @@ func newWriterEnv(t *testing.T, kind runtime.Kind, policy FsyncPolicy, segSize i
 // on runs f on the loop's thread.
 func (e *writerEnv) on(f func()) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := e.loop.Call(ctx, f); err != nil {
-		e.t.Fatal(err)
-	}
+	looptest.On(e.t, e.loop, f)
 }
 
-// waitUntil polls cond on the loop's thread until it holds (deadline 20s).
+// waitUntil waits until cond, read on the loop's thread, holds.
 func (e *writerEnv) waitUntil(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var ok bool
-		e.on(func() { ok = cond() })
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
+	if !looptest.Until(e.t, e.loop, cond) {
+		e.t.Fatalf("timed out waiting for %s", what)
 	}
 }
 
