@@ -147,9 +147,29 @@ func TestClosingWhileOtherShardsAnswer(t *testing.T) {
 			nc.Write([]byte(cmds.String()))
 			nc.Close()
 		}
-		// The server still answers everyone else.
-		if err := client(t, s).Ping(testCtx(t)).Err(); err != nil {
+		// The server still answers everyone else, and every closed
+		// connection is released, late replies or not.
+		c := redis.NewClient(&redis.Options{Addr: s.Addr(), DisableIdentity: true, PoolSize: 1})
+		defer c.Close()
+		if err := c.Ping(testCtx(t)).Err(); err != nil {
 			t.Fatal(err)
+		}
+		open := func() int {
+			n := 0
+			for _, w := range s.workers {
+				looptest.On(t, w.loop, func() { n += len(w.conns) })
+			}
+			return n
+		}
+		deadline := time.Now().Add(looptest.Deadline)
+		for open() != 1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d connections still held after 50 clients closed theirs", open()-1)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if n := s.clients.Load(); n != 1 {
+			t.Fatalf("connected_clients = %d, want 1", n)
 		}
 	})
 }
