@@ -129,6 +129,20 @@ func launch(t testing.TB, dir, backend string, shards int, extra ...string) *ser
 	return s
 }
 
+// logShows waits (at most 10s) for a log line containing substr: the log
+// is copied by another goroutine, so a line the server wrote may lag
+// behind what a client already saw.
+func (s *server) logShows(substr string) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(s.log.String(), substr) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
+}
+
 // exitCode waits (at most 30s) for the process to exit by itself.
 func (s *server) exitCode() int {
 	s.t.Helper()

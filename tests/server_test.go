@@ -372,7 +372,7 @@ func TestQueryBufferLimitClosesTheClientAndOthersKeepServing(t *testing.T) {
 	if !closed && !r.closed() {
 		t.Fatal("a client past client-query-buffer-limit was not disconnected")
 	}
-	if !strings.Contains(s.log.String(), "max query buffer") {
+	if !s.logShows("max query buffer") {
 		t.Errorf("the log does not say why the client was closed:\n%s", s.log.String())
 	}
 	if err := s.client(2).Ping(ctx(t)).Err(); err != nil {
