@@ -141,6 +141,34 @@ type Options struct {
 	// not cached (heap.ErrNotResident): the shard loads it (Cache.AddClean)
 	// and a later Tick retries.
 	OnNeedPage func(heap.PageID)
+	// OnBegin is called when a checkpoint begins, with its redo point.
+	OnBegin func(redo uint64)
+	// OnStep, when set, is called as the checkpoint passes each Step: the
+	// crash points end-to-end tests stop the process at. Production
+	// leaves it nil.
+	OnStep func(Step)
+}
+
+// Step names a point inside a checkpoint that tests crash at on purpose.
+type Step string
+
+// The steps, in the order a checkpoint passes them.
+const (
+	StepFPIAppended    Step = "after-fpi"     // a batch's full-page images appended, barrier not yet asked
+	StepBarrier        Step = "after-barrier" // the batch's WAL barrier is durable, no page written yet
+	StepMidPwrite      Step = "mid-pwrite"    // a page of a batch written while others of it are not yet
+	StepPwritten       Step = "after-pwrite"  // every page written, no heap fsync yet
+	StepFsynced        Step = "after-fsync"   // heap files durable, manifest and control file not yet written
+	StepControlWritten Step = "after-control" // control file published, WAL not yet recycled
+)
+
+// Steps lists every Step.
+var Steps = []Step{StepFPIAppended, StepBarrier, StepMidPwrite, StepPwritten, StepFsynced, StepControlWritten}
+
+func (m *Manager) step(s Step) {
+	if m.o.OnStep != nil {
+		m.o.OnStep(s)
+	}
 }
 
 // FlushResult is the outcome of one pass over the dirty pages.
@@ -277,6 +305,13 @@ func New(o Options) *Manager {
 
 // State is the current state.
 func (m *Manager) State() State { return m.state }
+
+// SetInterval changes --checkpoint-timeout (CONFIG SET); d <= 0 is ignored.
+func (m *Manager) SetInterval(d time.Duration) {
+	if d > 0 {
+		m.o.Interval = d
+	}
+}
 
 // PublishedRedo is the redo point the control file holds: WAL records
 // below it are no longer needed.
@@ -419,6 +454,9 @@ func (m *Manager) begin() {
 	m.finStep = 0
 	m.ckptLSN = 0
 	m.rewrite = false
+	if m.o.OnBegin != nil {
+		m.o.OnBegin(m.redo)
+	}
 	m.advance()
 }
 
@@ -548,6 +586,7 @@ func (m *Manager) flushStep() bool {
 		}
 		m.succeeded()
 		m.state = Syncing
+		m.step(StepPwritten)
 		return true
 	}
 	if len(missing) > 0 {
@@ -605,9 +644,11 @@ func (m *Manager) openFiles(ids []uint32) {
 // highest LSN, then writes its pages.
 func (m *Manager) flushBatch(batch []*heap.Frame) bool {
 	var through uint64
+	fpis := false
 	write := batch[:0]
 	for _, f := range batch {
 		if f.FPIPending() {
+			fpis = true
 			lsn, err := m.o.WAL.Append(wal.RecordCheckpoint, AppendFPI(nil, &f.Page))
 			if err != nil {
 				m.pass.Failed++
@@ -624,6 +665,9 @@ func (m *Manager) flushBatch(batch []*heap.Frame) bool {
 	if len(write) == 0 {
 		return true
 	}
+	if fpis {
+		m.step(StepFPIAppended)
+	}
 	m.busy = true
 	m.stats.Barriers++
 	m.o.WAL.Barrier(through, func(err error) {
@@ -635,6 +679,7 @@ func (m *Manager) flushBatch(batch []*heap.Frame) bool {
 			m.advance()
 			return
 		}
+		m.step(StepBarrier)
 		m.writePages(write)
 	})
 	return false
@@ -682,6 +727,9 @@ func (m *Manager) writePages(batch []*heap.Frame) {
 			m.cache.WriteDone(f, version)
 			m.pass.Flushed++
 			m.stats.PagesFlushed++
+			if pending > 1 {
+				m.step(StepMidPwrite)
+			}
 			done()
 		})
 	}
@@ -730,6 +778,7 @@ func (m *Manager) syncStep() bool {
 		return true
 	}
 	m.state = Finalizing
+	m.step(StepFsynced)
 	return true
 }
 
@@ -898,6 +947,7 @@ func (m *Manager) publish(at time.Time) {
 	// that vanished meanwhile is found (ENOENT) rather than written
 	// through a stale handle.
 	m.Close()
+	m.step(StepControlWritten)
 	for _, id := range m.deferred.Release(m.redo, nil) {
 		if err := m.o.Heap.Free(id, 0); err != nil {
 			var nr *heap.NotResidentError

@@ -628,3 +628,61 @@ func TestFailedWALBarrierLeavesTheBatchUnflushed(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 }
+
+// TestCheckpointPassesEveryCrashStepInOrder: the test-only crash hook sees
+// each step at the point its name promises: FPIs before the barrier, the
+// barrier before any page write, every write before the first fsync, the
+// fsyncs before the control file, the control file before anything is
+// recycled (OnPublished). The end-to-end tests kill the process there.
+func TestCheckpointPassesEveryCrashStepInOrder(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newEnv(t, kind, envOpts{batchPages: 2})
+		e.fill("k", 200, 100)
+		var redo uint64
+		e.on(func() { redo = e.wal.next })
+		if err := e.wait(e.save()); err != nil {
+			t.Fatal(err)
+		}
+		var steps []Step
+		var begins []uint64
+		var published []uint64
+		e.on(func() { steps, begins, published = slices.Clone(e.steps), e.begins, e.published })
+		if len(begins) != 1 || begins[0] != redo {
+			t.Fatalf("OnBegin saw %v, want [%d]", begins, redo)
+		}
+		if len(published) != 1 {
+			t.Fatalf("published %v", published)
+		}
+		// Per batch: after-fpi, after-barrier, then mid-pwrite for the
+		// writes that complete while others of the batch are in flight.
+		last := -1
+		order := map[Step]int{StepFPIAppended: 0, StepBarrier: 1, StepMidPwrite: 2, StepPwritten: 3, StepFsynced: 4, StepControlWritten: 5}
+		batches := 0
+		for i, s := range steps {
+			o := order[s]
+			switch s {
+			case StepFPIAppended:
+				batches++
+				if last > 2 {
+					t.Fatalf("step %d %s after %v", i, s, steps[:i])
+				}
+			case StepBarrier:
+				if steps[i-1] != StepFPIAppended {
+					t.Fatalf("barrier not right after the FPIs: %v", steps)
+				}
+			case StepMidPwrite:
+				if last < 1 || last > 2 {
+					t.Fatalf("mid-pwrite out of place: %v", steps)
+				}
+			default:
+				if o != last+1 && !(s == StepPwritten && last == 2) && !(s == StepPwritten && last == 1) {
+					t.Fatalf("step %s out of order: %v", s, steps)
+				}
+			}
+			last = o
+		}
+		if batches < 2 || steps[len(steps)-1] != StepControlWritten || !slices.Contains(steps, StepMidPwrite) {
+			t.Fatalf("steps %v: want several batches, a mid-pwrite and the control file last", steps)
+		}
+	})
+}

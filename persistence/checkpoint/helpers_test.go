@@ -254,7 +254,7 @@ func (s *fakeSource) Placed(key []byte, id heap.RecordID, live bool) {
 }
 
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	loop *runtime.Loop
 	dir  string
 	be   *faultBackend
@@ -267,6 +267,8 @@ type env struct {
 	poisoned  error
 	published []uint64
 	vanished  []string
+	steps     []Step // the crash-hook steps passed, in order
+	begins    []uint64
 }
 
 type envOpts struct {
@@ -275,7 +277,7 @@ type envOpts struct {
 	shutdownWait time.Duration
 }
 
-func newEnv(t *testing.T, kind runtime.Kind, eo envOpts) *env {
+func newEnv(t testing.TB, kind runtime.Kind, eo envOpts) *env {
 	t.Helper()
 	loop := runtime.NewLoop(runtime.Config{Backend: kind, CPU: -1})
 	if err := loop.Start(); err != nil {
@@ -316,6 +318,8 @@ func newEnv(t *testing.T, kind runtime.Kind, eo envOpts) *env {
 			ShutdownWait:  eo.shutdownWait,
 			OnPublished:   func(redo uint64) { e.published = append(e.published, redo) },
 			OnPoison:      func(err error) { e.poisoned = err },
+			OnStep:        func(s Step) { e.steps = append(e.steps, s) },
+			OnBegin:       func(redo uint64) { e.begins = append(e.begins, redo) },
 			OnVanished: func(f uint32, retired bool) {
 				e.vanished = append(e.vanished, heap.FileName(f)+map[bool]string{true: " retired", false: " unexpected"}[retired])
 				if !retired {

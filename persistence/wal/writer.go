@@ -78,6 +78,10 @@ type Writer struct {
 	// error state changed: the server releases held replies and resumes
 	// paused readers from it.
 	OnProgress func()
+	// OnSegment is called when a new segment file exists (its directory
+	// entry durable), with its first LSN: the server keeps the list of
+	// segments that checkpoint recycling works from.
+	OnSegment func(firstLSN uint64)
 
 	seg         runtime.FD // the open segment file
 	segFirst    uint64     // its first LSN; 0 when none is open
@@ -295,6 +299,9 @@ func (w *Writer) createSegment(h SegmentHeader, done func(error)) {
 				}
 				w.seg, w.segFirst, w.created = fd, h.FirstLSN, h.FirstLSN
 				w.stats.Segments++
+				if w.OnSegment != nil {
+					w.OnSegment(h.FirstLSN)
+				}
 				done(nil)
 			})
 		})
