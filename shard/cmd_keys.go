@@ -82,7 +82,7 @@ func (ks *Keyspace) renameGeneric(c *Client, src, dst []byte, nx bool, w ReplyWr
 		}
 		return
 	}
-	v := sl.v
+	v := sl.v.value
 	when := ks.expiryOf(d, hs, sl)
 	dsl, hd := ks.lookupWrite(c, dst)
 	if dsl != nil {
@@ -97,7 +97,12 @@ func (ks *Keyspace) renameGeneric(c *Client, src, dst []byte, nx bool, w ReplyWr
 	if when != -1 {
 		ks.setExpiry(d, hd, nsl, when)
 	}
-	ks.journal(c.DB, "RENAME", src, dst)
+	if ks.journaling() {
+		ks.jstart(applyName)
+		ks.jdel(c.DB, src)
+		ks.jput(c.DB, dst, v, when)
+		ks.jend(c.DB)
+	}
 	if nx {
 		w.Int(1)
 	} else {
@@ -136,7 +141,7 @@ func cmdCopy(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		w.Int(0)
 		return
 	}
-	v := copyValue(sl.v)
+	v := copyValue(sl.v.value)
 	when := ks.expiryOf(ks.db(c), hs, sl)
 	dc := &Client{DB: dstDB}
 	dsl, hd := ks.lookupWrite(dc, dst)
@@ -153,12 +158,8 @@ func cmdCopy(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		ks.setExpiry(dd, hd, nsl, when)
 	}
 	if ks.journaling() {
-		ks.jstart("COPY")
-		ks.jadd(src, dst, kwDB)
-		ks.jint(int64(dstDB))
-		if replace {
-			ks.jadd(kwReplace)
-		}
+		ks.jstart(applyName)
+		ks.jput(dstDB, dst, v, when)
 		ks.jend(c.DB)
 	}
 	w.Int(1)
@@ -196,7 +197,7 @@ func cmdMove(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		return
 	}
 	d, dd := ks.db(c), ks.dbs[dstDB]
-	v, k := sl.v, sl.key()
+	v, k := sl.v.value, sl.key()
 	when := ks.expiryOf(d, hs, sl)
 	if dsl, _ := ks.lookupWrite(&Client{DB: dstDB}, key); dsl != nil {
 		w.Int(0)
@@ -207,7 +208,12 @@ func cmdMove(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if when != -1 {
 		ks.setExpiry(dd, hs, nsl, when)
 	}
-	ks.journal(c.DB, "MOVE", key, args[2])
+	if ks.journaling() {
+		ks.jstart(applyName)
+		ks.jdel(c.DB, key)
+		ks.jput(dstDB, key, v, when)
+		ks.jend(c.DB)
+	}
 	w.Int(1)
 }
 
@@ -218,7 +224,7 @@ func cmdKeys(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	all := len(pattern) == 1 && pattern[0] == '*'
 	d := ks.db(c)
 	keys := ks.keysTmp[:0]
-	d.keys.each(func(sl *slot[value]) {
+	d.keys.each(func(sl *slot[entry]) {
 		if !all && !Match(pattern, sl.keyBytes(), false) {
 			return
 		}

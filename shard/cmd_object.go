@@ -6,7 +6,7 @@ package shard
 
 // objectLookup is Redis's objectCommandLookupOrReply: null for a missing
 // key.
-func (ks *Keyspace) objectLookup(c *Client, key []byte, w ReplyWriter) *slot[value] {
+func (ks *Keyspace) objectLookup(c *Client, key []byte, w ReplyWriter) *slot[entry] {
 	sl, _ := ks.lookupReadNoTouch(c, key)
 	if sl == nil {
 		w.Null()

@@ -111,7 +111,7 @@ func (ks *Keyspace) getGeneric(c *Client, key []byte, w ReplyWriter) bool {
 		w.Error(errWrongType)
 		return false
 	}
-	ks.replyValue(w, sl.v)
+	ks.replyValue(w, sl.v.value)
 	return true
 }
 
@@ -236,7 +236,7 @@ func cmdGetEx(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 			return
 		}
 	}
-	ks.replyValue(w, sl.v)
+	ks.replyValue(w, sl.v.value)
 	d := ks.db(c)
 	switch {
 	case flags&(optEXAT|optPXAT) != 0 && ks.alreadyExpired(when):
@@ -260,7 +260,7 @@ func cmdMGet(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 			w.Null()
 			continue
 		}
-		ks.replyValue(w, sl.v)
+		ks.replyValue(w, sl.v.value)
 	}
 }
 
@@ -301,12 +301,14 @@ func cmdMSetNX(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 
 // mutableString turns the string in sl into the mutable buffer form, if it
 // is not already, and returns the buffer.
-func (ks *Keyspace) mutableString(d *db, sl *slot[value]) *[]byte {
+// The caller changes it: the key is marked dirty.
+func (ks *Keyspace) mutableString(d *db, sl *slot[entry]) *[]byte {
+	ks.changed(d, sl)
 	if !sl.v.isInt() && sl.v.tag() == tagBuf {
 		return sl.v.buf()
 	}
 	old := sl.v.heapBytes()
-	sl.v = bufValue(sl.v.appendTo(nil))
+	sl.v.value = bufValue(sl.v.appendTo(nil))
 	d.dataBytes += sl.v.heapBytes() - old
 	return sl.v.buf()
 }
@@ -324,7 +326,7 @@ func cmdAppend(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if sl == nil {
 		sl = ks.setKey(d, h, nil, key, newStringValue(arg), false)
 		w.Int(int64(sl.v.strLen()))
-		ks.journalSetValue(c.DB, key, sl.v)
+		ks.journalSetValue(c.DB, key, sl.v.value)
 		return
 	}
 	if sl.v.kind() != KindString {
@@ -340,7 +342,7 @@ func cmdAppend(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	*b = append(*b, arg...)
 	d.dataBytes += allocSize(int64(cap(*b))) - allocSize(int64(oldCap))
 	w.Int(int64(len(*b)))
-	ks.journalSetValue(c.DB, key, sl.v)
+	ks.journalSetValue(c.DB, key, sl.v.value)
 }
 
 func cmdStrlen(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
@@ -425,7 +427,7 @@ func cmdSetRange(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		copy(b[off:], arg)
 		sl = ks.setKey(d, h, nil, key, bufValue(b), false)
 		w.Int(int64(len(b)))
-		ks.journalSetValue(c.DB, key, sl.v)
+		ks.journalSetValue(c.DB, key, sl.v.value)
 		return
 	}
 	if sl.v.kind() != KindString {
@@ -448,7 +450,7 @@ func cmdSetRange(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	copy((*b)[off:], arg)
 	d.dataBytes += allocSize(int64(cap(*b))) - allocSize(int64(oldCap))
 	w.Int(int64(len(*b)))
-	ks.journalSetValue(c.DB, key, sl.v)
+	ks.journalSetValue(c.DB, key, sl.v.value)
 }
 
 // stringInt reads a string value as an integer (Redis's
@@ -471,7 +473,7 @@ func (ks *Keyspace) incrDecr(c *Client, key []byte, incr int64, w ReplyWriter) {
 			return
 		}
 		var ok bool
-		if cur, ok = stringInt(sl.v); !ok {
+		if cur, ok = stringInt(sl.v.value); !ok {
 			w.Error(errNotInteger)
 			return
 		}

@@ -23,6 +23,18 @@
 // Exec with Keyspace.Loading set rebuilds the same data whatever the clock
 // says at replay time.
 //
+// RENAME, COPY and MOVE are journaled as MOOND.APPLY, a command that only
+// replay knows, which carries the values they wrote (journal.go): no record
+// reads a key it does not write.
+//
+// With persistence on, the keyspace is the fuzzy checkpoint's source
+// (checkpoint.Source, source.go): each key knows where its heap record
+// lives and whether it changed since the checkpoint last took it, and a
+// record always stays with the (database, key) pair it names. Recovery
+// (recovery.go) loads the heap with LoadRecord and replays the WAL above
+// the redo point with Replay, applying a record to a key only when the
+// record is newer than the key's heap version.
+//
 // A Keyspace belongs to one shard's thread: nothing in it is safe for
 // concurrent use.
 package shard

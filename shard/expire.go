@@ -9,7 +9,7 @@ import "time"
 // happens while Loading.
 
 // expiryOf returns the expiry time of the key in sl, or -1 if it has none.
-func (ks *Keyspace) expiryOf(d *db, h uint64, sl *slot[value]) int64 {
+func (ks *Keyspace) expiryOf(d *db, h uint64, sl *slot[entry]) int64 {
 	if sl.kw&kwTTL == 0 {
 		return -1
 	}
@@ -25,7 +25,13 @@ func (ks *Keyspace) expired(d *db, h uint64, key []byte) bool {
 }
 
 // setExpiry gives the key in sl the expiry time when.
-func (ks *Keyspace) setExpiry(d *db, h uint64, sl *slot[value], when int64) {
+func (ks *Keyspace) setExpiry(d *db, h uint64, sl *slot[entry], when int64) {
+	setExpiryRaw(d, h, sl, when)
+	ks.changed(d, sl)
+}
+
+// setExpiryRaw is setExpiry without dirty tracking.
+func setExpiryRaw(d *db, h uint64, sl *slot[entry], when int64) {
 	if sl.kw&kwTTL != 0 {
 		d.expires.find(h, sl.keyBytes()).v = when
 		return
@@ -35,7 +41,16 @@ func (ks *Keyspace) setExpiry(d *db, h uint64, sl *slot[value], when int64) {
 }
 
 // removeExpiry clears the key's TTL and reports whether it had one.
-func (ks *Keyspace) removeExpiry(d *db, h uint64, sl *slot[value]) bool {
+func (ks *Keyspace) removeExpiry(d *db, h uint64, sl *slot[entry]) bool {
+	if !removeExpiryRaw(d, h, sl) {
+		return false
+	}
+	ks.changed(d, sl)
+	return true
+}
+
+// removeExpiryRaw is removeExpiry without dirty tracking.
+func removeExpiryRaw(d *db, h uint64, sl *slot[entry]) bool {
 	if sl.kw&kwTTL == 0 {
 		return false
 	}

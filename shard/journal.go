@@ -14,11 +14,36 @@ import "strconv"
 //	GETEX EX|PX|EXAT|PXAT, EXPIRE, PEXPIRE,
 //	EXPIREAT, PEXPIREAT                               PEXPIREAT k ms, or DEL k for a time already past
 //	GETEX PERSIST, PERSIST                            PERSIST k
-//	RENAME, RENAMENX                                  RENAME src dst
-//	COPY                                              COPY src dst DB n [REPLACE]
-//	MOVE                                              MOVE k n
+//	RENAME, RENAMENX (db d)                           MOOND.APPLY DEL d src PUT d dst <kind> <value> <expiry>
+//	COPY src dst [DB n] [REPLACE]                     MOOND.APPLY PUT n dst <kind> <value> <expiry>
+//	MOVE k n (db d)                                   MOOND.APPLY DEL d k PUT n k <kind> <value> <expiry>
 //	FLUSHDB, FLUSHALL, SWAPDB                         FLUSHDB, FLUSHALL, SWAPDB a b
 //	a key expiring (lazily or actively)               DEL k
+//
+// The record's database (Journal's db) is the client's.
+//
+// No record reads a key other than the ones it writes: the effect of a
+// record on a key depends only on that key's own prior state. Replay over
+// a fuzzy heap relies on it (see Replay): a key loaded from the heap may
+// be newer than a record, and a record must never copy such a key's newer
+// state into another. RENAME, COPY and MOVE, which read their source, are
+// therefore journaled as the values they wrote, in MOOND.APPLY, a command
+// that only replay runs (Exec knows it only while Loading; clients get the
+// unknown-command error, and COMMAND does not list it):
+//
+//	MOOND.APPLY op [op ...]
+//	op = DEL <db> <key>
+//	   | PUT <db> <key> <kind> <value> <expiry>
+//
+// applied in order, all or nothing (every op is checked first). <db> is a
+// database index, <kind> the Kind as a decimal number (0 for a string),
+// <value> the value in the heap encoding (heapcodec.go: a string's bytes),
+// <expiry> the absolute expiry time in unix ms, 0 for none. DEL deletes
+// the key if it exists; PUT stores the value, replacing the key and its
+// TTL if it exists. The reply is +OK.
+//
+// SWAPDB, FLUSHDB and FLUSHALL touch every key of their databases; Replay
+// applies them key by key too.
 //
 // A command that changed nothing (SET NX on an existing key, DEL of a
 // missing key, EXPIRE GT that lost) writes no record. Replaying the records
@@ -91,9 +116,34 @@ func (ks *Keyspace) journalExpireAt(dbi int, key []byte, when int64) {
 	ks.jend(dbi)
 }
 
+// jdel adds MOOND.APPLY's DEL op.
+func (ks *Keyspace) jdel(dbi int, key []byte) {
+	ks.jadd(kwOpDel)
+	ks.jint(int64(dbi))
+	ks.jadd(key)
+}
+
+// jput adds MOOND.APPLY's PUT op: key in database dbi holds v, expiring at
+// when (-1 for never).
+func (ks *Keyspace) jput(dbi int, key []byte, v value, when int64) {
+	ks.jadd(kwOpPut)
+	ks.jint(int64(dbi))
+	ks.jadd(key)
+	ks.jint(int64(v.kind()))
+	switch {
+	case v.isInt():
+		ks.jint(v.intVal())
+	case v.kind() == KindString:
+		ks.jadd(v.bytes()) // the encoding of a string is its bytes
+	default:
+		ks.jadd(v.appendEncoded(nil))
+	}
+	ks.jint(max(when, 0))
+}
+
 var (
 	kwKeepTTL = []byte("KEEPTTL")
 	kwPXAT    = []byte("PXAT")
-	kwDB      = []byte("DB")
-	kwReplace = []byte("REPLACE")
+	kwOpDel   = []byte("DEL")
+	kwOpPut   = []byte("PUT")
 )

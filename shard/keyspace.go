@@ -43,6 +43,19 @@ type Keyspace struct {
 	// SETRANGE may build.
 	MaxBulkLen int64
 
+	// TrackDirty makes the keyspace the checkpoint's source (see
+	// source.go): every change marks its key dirty for the next
+	// checkpoint. The server sets it when persistence is on, before any
+	// key exists (BeginLoad sets it too); off, nothing is tracked.
+	TrackDirty bool
+
+	// LastLSN returns the LSN of the last WAL record appended (after
+	// recovery, the last one replayed). Version stamps a key's version
+	// with it: an upper bound of the key's last change, and exact enough,
+	// because the version holds every change up to it. Required when
+	// TrackDirty is set.
+	LastLSN func() uint64
+
 	dbs      []*db
 	seed     maphash.Seed
 	now      int64 // Now() as read for the command being executed
@@ -54,11 +67,17 @@ type Keyspace struct {
 	jargs   [][]byte  // journal record being built
 	jnum    []byte    // digits of numbers in the journal record
 	delArgs [2][]byte // journal record of an expiration
+
+	applyOps []applyOp // MOOND.APPLY's ops being applied
+
+	src  source    // the checkpoint source's state (source.go)
+	load loadState // the state of a recovery (recovery.go)
 }
 
 // db is one numbered database.
 type db struct {
-	keys    dict[value]
+	idx     int // its index in Keyspace.dbs, which SWAPDB changes
+	keys    dict[entry]
 	expires dict[int64] // unix ms of expiry, for the keys whose kw has kwTTL
 
 	// dataBytes is the allocator's share for keys and values, as allocSize
@@ -81,14 +100,14 @@ func NewKeyspace(n int, now func() int64) *Keyspace {
 	ks := &Keyspace{Now: now, MaxBulkLen: DefaultMaxBulkLen, seed: maphash.MakeSeed()}
 	ks.dbs = make([]*db, n)
 	for i := range ks.dbs {
-		ks.dbs[i] = ks.newDB()
+		ks.dbs[i] = ks.newDB(i)
 	}
 	ks.delArgs[0] = []byte("DEL")
 	return ks
 }
 
-func (ks *Keyspace) newDB() *db {
-	return &db{keys: newDict[value](ks.seed), expires: newDict[int64](ks.seed)}
+func (ks *Keyspace) newDB(idx int) *db {
+	return &db{idx: idx, keys: newDict[entry](ks.seed), expires: newDict[int64](ks.seed)}
 }
 
 // NumDBs is the number of databases.
@@ -102,7 +121,7 @@ func (ks *Keyspace) lru() uint64 {
 	return uint64(ks.now/1000) << kwLRUShift & kwLRUMask
 }
 
-func (ks *Keyspace) touch(sl *slot[value]) {
+func (ks *Keyspace) touch(sl *slot[entry]) {
 	sl.kw = sl.kw&^kwLRUMask | ks.lru()
 }
 
@@ -112,7 +131,7 @@ func (ks *Keyspace) touch(sl *slot[value]) {
 // A slot pointer stays valid only until the next insert or delete in the
 // same database, and a lookup deletes when it expires a key: copy what you
 // need from a slot before looking up another key of its database.
-func (ks *Keyspace) lookup(dbi int, key []byte) (*slot[value], uint64) {
+func (ks *Keyspace) lookup(dbi int, key []byte) (*slot[entry], uint64) {
 	d := ks.dbs[dbi]
 	h := d.keys.hash(key)
 	sl := d.keys.find(h, key)
@@ -126,7 +145,7 @@ func (ks *Keyspace) lookup(dbi int, key []byte) (*slot[value], uint64) {
 // lookupRead is Redis's lookupKeyRead: a lookup that counts a keyspace hit
 // or miss and refreshes the key's LRU clock unless the client asked for
 // NO-TOUCH.
-func (ks *Keyspace) lookupRead(c *Client, key []byte) (*slot[value], uint64) {
+func (ks *Keyspace) lookupRead(c *Client, key []byte) (*slot[entry], uint64) {
 	sl, h := ks.lookupReadNoTouch(c, key)
 	if sl != nil && !c.NoTouch {
 		ks.touch(sl)
@@ -136,7 +155,7 @@ func (ks *Keyspace) lookupRead(c *Client, key []byte) (*slot[value], uint64) {
 
 // lookupReadNoTouch counts the hit or miss but leaves the LRU clock alone,
 // as TTL, TYPE, EXISTS and OBJECT do.
-func (ks *Keyspace) lookupReadNoTouch(c *Client, key []byte) (*slot[value], uint64) {
+func (ks *Keyspace) lookupReadNoTouch(c *Client, key []byte) (*slot[entry], uint64) {
 	sl, h := ks.lookup(c.DB, key)
 	if sl == nil {
 		ks.stats.KeyspaceMisses++
@@ -147,7 +166,7 @@ func (ks *Keyspace) lookupReadNoTouch(c *Client, key []byte) (*slot[value], uint
 }
 
 // lookupWrite is Redis's lookupKeyWrite: no statistics, LRU refreshed.
-func (ks *Keyspace) lookupWrite(c *Client, key []byte) (*slot[value], uint64) {
+func (ks *Keyspace) lookupWrite(c *Client, key []byte) (*slot[entry], uint64) {
 	sl, h := ks.lookup(c.DB, key)
 	if sl != nil {
 		ks.touch(sl)
@@ -158,32 +177,40 @@ func (ks *Keyspace) lookupWrite(c *Client, key []byte) (*slot[value], uint64) {
 // setKey stores v under key, whose slot from a lookup is sl (nil if the key
 // is absent) and whose hash is h, and returns the key's slot. The key's TTL
 // survives only if keepTTL.
-func (ks *Keyspace) setKey(d *db, h uint64, sl *slot[value], key []byte, v value, keepTTL bool) *slot[value] {
-	d.dataBytes += v.heapBytes()
+func (ks *Keyspace) setKey(d *db, h uint64, sl *slot[entry], key []byte, v value, keepTTL bool) *slot[entry] {
 	if sl == nil {
-		k := string(key)
-		d.dataBytes += allocSize(int64(len(k)))
-		return d.keys.insert(h, k, v, ks.lru())
+		return ks.addKey(d, h, key, "", v)
 	}
-	d.dataBytes -= sl.v.heapBytes()
-	sl.v = v
+	d.dataBytes += v.heapBytes() - sl.v.heapBytes()
+	sl.v.value = v
 	if !keepTTL && sl.kw&kwTTL != 0 {
 		d.expires.remove(h, key)
 		sl.kw &^= kwTTL
 	}
 	ks.touch(sl)
+	ks.changed(d, sl)
 	return sl
 }
 
 // addKey inserts key, which must be absent, reusing the string k when the
 // caller has one it may share (a key moving between databases), else
-// copying key.
-func (ks *Keyspace) addKey(d *db, h uint64, key []byte, k string, v value) *slot[value] {
+// copying key. The new key has no heap location: whatever record the
+// pair had belongs to its grave.
+func (ks *Keyspace) addKey(d *db, h uint64, key []byte, k string, v value) *slot[entry] {
+	sl := ks.insertKey(d, h, key, k, v)
+	if ks.TrackDirty {
+		ks.created(d, sl)
+	}
+	return sl
+}
+
+// insertKey is addKey without dirty tracking.
+func (ks *Keyspace) insertKey(d *db, h uint64, key []byte, k string, v value) *slot[entry] {
 	if k == "" && len(key) > 0 {
 		k = string(key)
 	}
 	d.dataBytes += allocSize(int64(len(k))) + v.heapBytes()
-	return d.keys.insert(h, k, v, ks.lru())
+	return d.keys.insert(h, k, entry{value: v}, ks.lru())
 }
 
 // deleteKey removes key and its TTL, and reports whether it was there. It
@@ -194,6 +221,9 @@ func (ks *Keyspace) deleteKey(d *db, h uint64, key []byte) bool {
 		return false
 	}
 	sl := &s.slots[i]
+	if ks.TrackDirty {
+		ks.removed(d, sl)
+	}
 	if sl.kw&kwTTL != 0 {
 		d.expires.remove(h, key)
 	}

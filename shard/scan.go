@@ -50,7 +50,7 @@ func cmdScan(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 
 	d := ks.db(c)
 	keys := ks.keysTmp[:0]
-	collect := func(sl *slot[value]) { keys = append(keys, sl.key()) }
+	collect := func(sl *slot[entry]) { keys = append(keys, sl.key()) }
 	for iterations := count * 10; ; iterations-- {
 		cursor = d.keys.scan(cursor, collect)
 		if cursor == 0 || iterations == 0 || int64(len(keys)) >= count {

@@ -1,0 +1,515 @@
+package shard
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/moond-db/moond/persistence/checkpoint"
+	"github.com/moond-db/moond/persistence/heap"
+)
+
+// The keyspace as the checkpoint's source (checkpoint.Source).
+//
+// A heap record belongs to the (database, key) pair its heap key names
+// (see heapcodec.go). Each key remembers where the record of its pair
+// lives, its location, and whether the pair changed since the checkpoint
+// last took it, its dirty bit; both live in the key's slot (entry.loc).
+//
+// Whatever takes a key away from its pair (DEL, expiry, RENAME's source,
+// MOVE's source, an overwrite by RENAME, COPY or MOVE, FLUSHDB, FLUSHALL,
+// SWAPDB) never carries the location along: the record stays with the
+// pair, in the graves (pair → location), and the pair is marked dirty.
+// The checkpoint then frees it (the pair is dead) or supersedes it (the
+// pair was re-created: its Version names the grave as Old). So at every
+// moment a pair has at most one record that the keyspace knows of, held
+// by its key or by its grave, never both.
+//
+// The dirty pairs are a list of references to the keys' own bytes (they
+// never change), appended to when a key's dirty bit goes from 0 to 1, when
+// a key is created, and when a key that was not dirty is removed. A pair
+// that was removed and created again may be listed twice; TakeDirty
+// returns each pair once, and the list is compacted when duplicates may
+// have made it grow (see compactDirty). With TrackDirty off none of this
+// happens: a change costs one test of a field.
+
+// entry is what the keys table holds for a key: its value and the word
+// that says where the pair's record lives and whether the pair is dirty.
+type entry struct {
+	value
+	loc uint64
+}
+
+// Layout of entry.loc: dirty (bit 63), file id (bits 31-62), page (bits
+// 7-30), slot (bits 0-6). File ids start at 1, so a word whose file field
+// is 0 holds no location, except locFar: the location did not fit and
+// lives in source.far. Files are 64 MiB (16384 pages) but a record whose
+// chain is larger gets a file of its own, whose free pages may later hold
+// any record's head: a head page at 2^24-1 or beyond needs a file over 64
+// GiB (a record that large, or a MaxFileSize above it); a 512 MiB string
+// under a 512 MiB key needs 2^18 pages.
+const (
+	locDirty     = 1 << 63
+	locWhere     = locDirty - 1 // the location bits
+	locFileShift = 31
+	locPageShift = 7
+	locPageMask  = 1<<24 - 1
+	locSlotMask  = 1<<7 - 1 // heap.MaxSlots is 112
+	locFar       = locPageMask<<locPageShift | locSlotMask
+)
+
+// Every slot number fits locSlotMask.
+var _ [locSlotMask + 1 - heap.MaxSlots]struct{}
+
+// source is the keyspace's checkpoint-source state.
+type source struct {
+	dirty     []dirtyRef
+	compactAt int  // compact the list when it reaches this length
+	deaths    int  // pairs removed since the list was emptied: they may be listed
+	maybeDup  bool // the list may name a pair twice
+	swept     bool // keys made while tracking was off were marked dirty
+
+	graves map[pairKey]heap.RecordID
+	far    map[pairKey]heap.RecordID
+	seen   map[pairKey]struct{} // scratch of TakeDirty and compactDirty
+	verBuf []byte               // Version's encoded value
+}
+
+// pairKey names a (database, key) pair in the maps. key aliases a key's
+// stored bytes when it is kept, or the caller's when it is only looked up.
+type pairKey struct {
+	db  int
+	key string
+}
+
+// dirtyRef is an entry of the dirty list: a pair, whose key bytes are a
+// stored key's (immutable).
+type dirtyRef struct {
+	p  *byte
+	n  uint32
+	db uint32
+}
+
+func (r dirtyRef) key() string { return unsafe.String(r.p, int(r.n)) }
+
+func refOf(dbi int, sl *slot[entry]) dirtyRef {
+	return dirtyRef{p: (*byte)(sl.kp), n: uint32(sl.kw & kwLenMask), db: uint32(dbi)}
+}
+
+func refOfString(dbi int, k string) dirtyRef {
+	p := unsafe.StringData(k)
+	if p == nil {
+		p = &emptyKey
+	}
+	return dirtyRef{p: p, n: uint32(len(k)), db: uint32(dbi)}
+}
+
+// unsafeString views b as a string for a lookup that does not keep it.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// packLoc returns id's location bits and whether they fit.
+func packLoc(id heap.RecordID) (uint64, bool) {
+	if id.File == 0 {
+		panic(fmt.Sprintf("shard: heap location %v names file 0", id))
+	}
+	if id.Page >= locPageMask || uint64(id.Slot) > locSlotMask {
+		return 0, false
+	}
+	return uint64(id.File)<<locFileShift | uint64(id.Page)<<locPageShift | uint64(id.Slot), true
+}
+
+func unpackLoc(loc uint64) heap.RecordID {
+	return heap.RecordID{
+		File: uint32(loc >> locFileShift),
+		Page: uint32(loc >> locPageShift & locPageMask),
+		Slot: uint16(loc & locSlotMask),
+	}
+}
+
+// slotLoc returns the location of the key in sl, database dbi.
+func (ks *Keyspace) slotLoc(dbi int, sl *slot[entry]) (heap.RecordID, bool) {
+	loc := sl.v.loc & locWhere
+	switch loc {
+	case 0:
+		return heap.RecordID{}, false
+	case locFar:
+		id, ok := ks.src.far[pairKey{dbi, sl.key()}]
+		if !ok {
+			panic("shard: a key's far heap location is missing")
+		}
+		return id, true
+	}
+	return unpackLoc(loc), true
+}
+
+// setLoc stores id as the location of the key in sl, database dbi.
+func (ks *Keyspace) setLoc(dbi int, sl *slot[entry], id heap.RecordID) {
+	ks.takeLoc(dbi, sl)
+	bits, ok := packLoc(id)
+	if !ok {
+		if ks.src.far == nil {
+			ks.src.far = make(map[pairKey]heap.RecordID)
+		}
+		ks.src.far[pairKey{dbi, sl.key()}] = id
+		bits = locFar
+	}
+	sl.v.loc |= bits
+}
+
+// takeLoc removes the location of the key in sl and returns it.
+func (ks *Keyspace) takeLoc(dbi int, sl *slot[entry]) (heap.RecordID, bool) {
+	id, ok := ks.slotLoc(dbi, sl)
+	if ok {
+		if sl.v.loc&locWhere == locFar {
+			delete(ks.src.far, pairKey{dbi, sl.key()})
+		}
+		sl.v.loc &^= locWhere
+	}
+	return id, ok
+}
+
+// addGrave keeps id as the record of the pair (dbi, k), whose key left it.
+// k must be a stored key's string (it is kept).
+func (ks *Keyspace) addGrave(dbi int, k string, id heap.RecordID) {
+	if ks.src.graves == nil {
+		ks.src.graves = make(map[pairKey]heap.RecordID)
+	}
+	p := pairKey{dbi, k}
+	if old, ok := ks.src.graves[p]; ok {
+		panic(fmt.Sprintf("shard: pair (%d, %q) has two heap records, %v and %v", dbi, k, old, id))
+	}
+	ks.src.graves[p] = id
+}
+
+// changed marks the key in sl, of database d, dirty: it changed in place.
+// This is the hot path: a key already dirty costs a test.
+func (ks *Keyspace) changed(d *db, sl *slot[entry]) {
+	if ks.TrackDirty && sl.v.loc&locDirty == 0 {
+		ks.becameDirty(d, sl)
+	}
+}
+
+// becameDirty is changed's slow path, kept out of line so that changed
+// inlines.
+//
+//go:noinline
+func (ks *Keyspace) becameDirty(d *db, sl *slot[entry]) {
+	sl.v.loc |= locDirty
+	ks.pushDirty(refOf(d.idx, sl))
+}
+
+// created marks a new key dirty. Its pair may already be listed, from a
+// key of the same name that was removed since the list was emptied.
+func (ks *Keyspace) created(d *db, sl *slot[entry]) {
+	sl.v.loc |= locDirty
+	if ks.src.deaths > 0 {
+		ks.src.maybeDup = true
+	}
+	ks.pushDirty(refOf(d.idx, sl))
+}
+
+// removed is called for the key in sl, of database d, before it leaves
+// its pair: its location goes to the pair's grave and the pair is listed.
+func (ks *Keyspace) removed(d *db, sl *slot[entry]) {
+	if id, ok := ks.takeLoc(d.idx, sl); ok {
+		ks.addGrave(d.idx, sl.key(), id)
+	}
+	if sl.v.loc&locDirty == 0 {
+		sl.v.loc |= locDirty // the key is still there: a compaction must see it listed
+		ks.pushDirty(refOf(d.idx, sl))
+	}
+	ks.src.deaths++
+}
+
+func (ks *Keyspace) pushDirty(r dirtyRef) {
+	ks.src.dirty = append(ks.src.dirty, r)
+	if len(ks.src.dirty) >= ks.src.compactAt {
+		ks.compactDirty()
+	}
+}
+
+// findRef returns the slot of the key a dirty reference names, or nil.
+func (ks *Keyspace) findRef(r dirtyRef) *slot[entry] {
+	d := ks.dbs[r.db]
+	key := unsafeBytes(r.key())
+	return d.keys.find(d.keys.hash(key), key)
+}
+
+// dedupeDirty drops the references that name a pair named before, in
+// place, and returns the rest. It clears the dirty bit of every live key
+// it keeps: the bit marks the pair as seen.
+func (ks *Keyspace) dedupeDirty() []dirtyRef {
+	refs := ks.src.dirty
+	j := 0
+	for _, r := range refs {
+		if sl := ks.findRef(r); sl != nil {
+			if sl.v.loc&locDirty == 0 {
+				continue
+			}
+			sl.v.loc &^= locDirty
+		} else {
+			if ks.src.seen == nil {
+				ks.src.seen = make(map[pairKey]struct{})
+			}
+			p := pairKey{int(r.db), r.key()}
+			if _, ok := ks.src.seen[p]; ok {
+				continue
+			}
+			ks.src.seen[p] = struct{}{}
+		}
+		refs[j] = r
+		j++
+	}
+	clear(refs[j:])
+	clear(ks.src.seen)
+	return refs[:j]
+}
+
+// compactDirty drops duplicate references from the dirty list when there
+// may be some, and sets the length at which it is looked at again: twice
+// what is left, so that compaction costs O(1) per reference.
+func (ks *Keyspace) compactDirty() {
+	if ks.src.maybeDup {
+		refs := ks.dedupeDirty()
+		for _, r := range refs {
+			if sl := ks.findRef(r); sl != nil {
+				sl.v.loc |= locDirty
+			}
+		}
+		ks.src.dirty = refs
+		ks.src.maybeDup = false
+	}
+	ks.src.compactAt = 2*len(ks.src.dirty) + 1024
+}
+
+// sweepUntracked marks dirty, once, every key that is neither dirty nor
+// located: keys made while TrackDirty was off, which the heap does not
+// hold. It runs before the first TakeDirty.
+func (ks *Keyspace) sweepUntracked() {
+	if ks.src.swept {
+		return
+	}
+	ks.src.swept = true
+	for _, d := range ks.dbs {
+		d.keys.each(func(sl *slot[entry]) {
+			if sl.v.loc == 0 {
+				sl.v.loc = locDirty
+				ks.src.dirty = append(ks.src.dirty, refOf(d.idx, sl))
+			}
+		})
+	}
+	ks.src.compactAt = 2*len(ks.src.dirty) + 1024
+}
+
+// TakeDirty returns the heap keys of the pairs that changed since the last
+// call, live or deleted, each once, and forgets them: their keys' dirty
+// bits are cleared. It implements checkpoint.Source. The slices are the
+// caller's.
+//
+// The first call also returns every key that was made while TrackDirty
+// was off and has no heap location.
+func (ks *Keyspace) TakeDirty() [][]byte {
+	ks.sweepUntracked()
+	refs := ks.dedupeDirty()
+	size := 0
+	for _, r := range refs {
+		size += uvarintLen(uint64(r.db)) + int(r.n)
+	}
+	buf := make([]byte, 0, size)
+	out := make([][]byte, len(refs))
+	for i, r := range refs {
+		start := len(buf)
+		buf = AppendHeapKey(buf, int(r.db), unsafeBytes(r.key()))
+		out[i] = buf[start:len(buf):len(buf)]
+	}
+	clear(refs)
+	if cap(refs) > 1<<16 {
+		refs = nil
+	}
+	ks.src.dirty = refs[:0]
+	ks.src.deaths = 0
+	ks.src.maybeDup = false
+	ks.src.compactAt = 1024
+	return out
+}
+
+// DirtyKeys is the number of pairs changed since the last TakeDirty (keys
+// and deleted keys), for INFO.
+func (ks *Keyspace) DirtyKeys() int {
+	if ks.src.maybeDup {
+		ks.compactDirty()
+	}
+	return len(ks.src.dirty)
+}
+
+func (ks *Keyspace) lastLSN() uint64 {
+	if ks.LastLSN == nil {
+		return 0
+	}
+	return ks.LastLSN()
+}
+
+// Version returns the current state of the pair that the heap key hk
+// names. It implements checkpoint.Source.
+//
+// A live key's Record has the kind, the absolute expiry (0 for none), the
+// encoded value and KeyLSN = LastLSN(). A deleted pair has DelLSN =
+// LastLSN(). Old is the pair's record: its key's location or its grave.
+// The Record's slices alias hk, the key's value and a buffer of the
+// keyspace, valid until the next keyspace call.
+//
+// A key whose time has come but that was not deleted yet is live, with its
+// expiry in the past (it expires again once loaded). It must not count as
+// deleted: the checkpoint frees a deleted pair's record at once, and only
+// a DEL in the WAL above the redo point keeps an older version of the key
+// (one whose deferred free had not reached the disk) from coming back
+// after a crash; an expiry that no command has acted on has no DEL yet.
+func (ks *Keyspace) Version(hk []byte) checkpoint.Version {
+	lsn := ks.lastLSN()
+	dbi, key, err := DecodeHeapKey(hk)
+	if err != nil || dbi >= len(ks.dbs) {
+		return checkpoint.Version{DelLSN: lsn}
+	}
+	var v checkpoint.Version
+	d := ks.dbs[dbi]
+	h := d.keys.hash(key)
+	sl := d.keys.find(h, key)
+	if sl != nil {
+		v.Old, v.HasOld = ks.slotLoc(dbi, sl)
+	}
+	if !v.HasOld && len(ks.src.graves) > 0 {
+		v.Old, v.HasOld = ks.src.graves[pairKey{dbi, unsafeString(key)}]
+	}
+	if sl == nil {
+		v.DelLSN = lsn
+		return v
+	}
+	when := ks.expiryOf(d, h, sl)
+	v.Live = true
+	var enc []byte
+	if sl.v.kind() == KindString && !sl.v.isInt() {
+		enc = sl.v.bytes() // the string's own bytes: no copy
+	} else {
+		ks.src.verBuf = sl.v.appendEncoded(ks.src.verBuf[:0])
+		enc = ks.src.verBuf
+	}
+	v.Record = heap.Record{Key: hk, Kind: uint8(sl.v.kind()), KeyLSN: lsn, Value: enc}
+	if when != -1 {
+		v.Record.Expiry = when
+	}
+	return v
+}
+
+// Placed records where the pair hk names has its record now: at id, for a
+// live version (the key's location; the grave, superseded, is forgotten),
+// or nowhere (!live: the grave is forgotten, and the location of a key, if
+// one came back since Version). It implements checkpoint.Source.
+func (ks *Keyspace) Placed(hk []byte, id heap.RecordID, live bool) {
+	dbi, key, err := DecodeHeapKey(hk)
+	if err != nil || dbi >= len(ks.dbs) {
+		return
+	}
+	if len(ks.src.graves) > 0 {
+		delete(ks.src.graves, pairKey{dbi, unsafeString(key)})
+	}
+	d := ks.dbs[dbi]
+	sl := d.keys.find(d.keys.hash(key), key)
+	switch {
+	case live && sl != nil:
+		ks.setLoc(dbi, sl, id)
+	case live:
+		// Version said live in the same step, so this does not happen;
+		// should it, the record must still be freed: it becomes the
+		// pair's grave, and the pair is listed.
+		k := string(key)
+		ks.addGrave(dbi, k, id)
+		ks.pushDirty(refOfString(dbi, k))
+		ks.src.deaths++
+		ks.src.maybeDup = true
+	case sl != nil:
+		ks.takeLoc(dbi, sl)
+	}
+}
+
+// RedirtyFile handles a heap file that vanished: every key whose location
+// is in it loses the location and is marked dirty, and so is every pair
+// whose grave is in it (the grave is forgotten: there is nothing left to
+// free). It returns how many keys and graves it changed.
+func (ks *Keyspace) RedirtyFile(file uint32) int {
+	n := 0
+	for dbi, d := range ks.dbs {
+		d.keys.each(func(sl *slot[entry]) {
+			if sl.v.loc&locWhere == 0 {
+				return
+			}
+			if id, _ := ks.slotLoc(dbi, sl); id.File != file {
+				return
+			}
+			ks.takeLoc(dbi, sl)
+			n++
+			if sl.v.loc&locDirty == 0 {
+				sl.v.loc |= locDirty
+				ks.src.dirty = append(ks.src.dirty, refOf(dbi, sl))
+			}
+		})
+	}
+	for p, id := range ks.src.graves {
+		if id.File == file {
+			delete(ks.src.graves, p)
+			ks.src.dirty = append(ks.src.dirty, refOfString(p.db, p.key))
+			ks.src.deaths++
+			ks.src.maybeDup = true
+			n++
+		}
+	}
+	ks.compactDirty()
+	return n
+}
+
+// dropDB empties database i (FLUSHDB, FLUSHALL): with tracking, every key
+// leaves its pair first (O(keys), as Redis's flush is).
+func (ks *Keyspace) dropDB(i int) {
+	d := ks.dbs[i]
+	if ks.TrackDirty {
+		d.keys.each(func(sl *slot[entry]) { ks.removedRaw(d, sl) })
+	}
+	ks.dbs[i] = ks.newDB(i)
+}
+
+// removedRaw is removed without the compaction check, for walks of a
+// table: compaction looks keys up, and must see a consistent keyspace.
+func (ks *Keyspace) removedRaw(d *db, sl *slot[entry]) {
+	if id, ok := ks.takeLoc(d.idx, sl); ok {
+		ks.addGrave(d.idx, sl.key(), id)
+	}
+	if sl.v.loc&locDirty == 0 {
+		sl.v.loc |= locDirty
+		ks.src.dirty = append(ks.src.dirty, refOf(d.idx, sl))
+	}
+	ks.src.deaths++
+}
+
+// swapDB swaps databases a and b (SWAPDB). With tracking, every key of
+// either changes pair: its location goes to the grave of the pair it
+// leaves, and both pairs, the one it leaves and the one it enters, are
+// listed (O(keys), as the flush).
+func (ks *Keyspace) swapDB(a, b int) {
+	if ks.TrackDirty {
+		for _, i := range [2]int{a, b} {
+			d, other := ks.dbs[i], a+b-i
+			d.keys.each(func(sl *slot[entry]) {
+				if id, ok := ks.takeLoc(i, sl); ok {
+					ks.addGrave(i, sl.key(), id)
+				}
+				sl.v.loc |= locDirty
+				ks.src.dirty = append(ks.src.dirty, refOf(i, sl), refOf(other, sl))
+			})
+		}
+		ks.src.deaths++
+		ks.src.maybeDup = true
+	}
+	ks.dbs[a], ks.dbs[b] = ks.dbs[b], ks.dbs[a]
+	ks.dbs[a].idx, ks.dbs[b].idx = a, b
+	if ks.TrackDirty {
+		ks.compactDirty()
+	}
+}
