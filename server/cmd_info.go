@@ -26,6 +26,7 @@ type shardInfo struct {
 	dataMem  int64
 	changes  int64
 	wal      walInfo
+	ckpt     ckptInfo
 }
 
 type dbInfo struct{ keys, expires, avgTTL int64 }
@@ -45,6 +46,7 @@ func (w *worker) collectInfo() shardInfo {
 	si.expired, si.hits, si.misses, si.dataMem = st.ExpiredKeys, st.KeyspaceHits, st.KeyspaceMisses, w.ks.UsedMemory()
 	si.changes = w.changes
 	si.wal = w.collectWAL()
+	si.ckpt = w.collectCheckpoint()
 	for i := 0; i < w.ks.NumDBs(); i++ {
 		db := w.ks.DBInfo(i)
 		si.keyspace = append(si.keyspace, dbInfo{keys: db.Keys, expires: db.Expires, avgTTL: db.AvgTTL})
@@ -202,12 +204,12 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		kv("current_cow_peak", 0)
 		kv("current_cow_size", 0)
 		kv("current_fork_perc", "0.00")
-		kv("rdb_changes_since_last_save", tot.changes)
-		kv("rdb_bgsave_in_progress", 0)
-		kv("rdb_last_save_time", s.started.Unix())
-		kv("rdb_last_bgsave_status", "ok")
-		kv("rdb_last_bgsave_time_sec", -1)
-		kv("rdb_current_bgsave_time_sec", -1)
+		writeInfoCheckpoint(kv, infos, tot.changes, func(d time.Duration) int64 {
+			if d < 0 {
+				return -1
+			}
+			return int64(d / time.Second)
+		})
 		kv("aof_enabled", boolInt(cfg.AppendOnly))
 		kv("aof_rewrite_in_progress", 0)
 		kv("aof_rewrite_scheduled", 0)

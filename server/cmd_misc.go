@@ -11,21 +11,11 @@ import (
 func init() {
 	register(
 		&serverCmd{name: "time", arity: 1, run: cmdTime},
-		&serverCmd{name: "lastsave", arity: 1, run: cmdLastsave},
 		&serverCmd{name: "debug", arity: -2, run: cmdDebug},
 		&serverCmd{name: "function", arity: -2, run: cmdFunction},
 		&serverCmd{name: "shutdown", arity: -1, run: cmdShutdown},
 		&serverCmd{name: "wait", arity: 3, run: cmdWait},
-		&serverCmd{name: "bgrewriteaof", arity: 1, run: cmdBgrewriteaof},
 	)
-}
-
-// cmdBgrewriteaof is accepted as Redis accepts it. moond's WAL needs no
-// rewrite: the checkpoint (a later piece) is what bounds it, and until it
-// exists there is nothing for a rewrite to do.
-func cmdBgrewriteaof(c *conn, _ [][]byte) {
-	c.w.srv.aofRewrites.Add(1)
-	c.replyLocal(func(w *resp.Writer) { w.SimpleString("Background append only file rewriting started") })
 }
 
 func cmdTime(c *conn, _ [][]byte) {
@@ -35,11 +25,6 @@ func cmdTime(c *conn, _ [][]byte) {
 		w.BulkString(strconv.FormatInt(now.Unix(), 10))
 		w.BulkString(strconv.FormatInt(int64(now.Nanosecond()/1000), 10))
 	})
-}
-
-func cmdLastsave(c *conn, _ [][]byte) {
-	t := c.w.srv.started.Unix()
-	c.replyLocal(func(w *resp.Writer) { w.Int(t) })
 }
 
 // cmdDebug implements the harmless DEBUG subcommands Redis's test suite and

@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 	"unicode"
 
+	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/wal"
-	"github.com/moond-db/moond/resp"
-	"github.com/moond-db/moond/shard"
 )
 
 // defaultWALBackpressure is how many unwritten WAL bytes a shard tolerates
@@ -24,55 +24,21 @@ func (s *Server) shardDir(id int) string {
 	return filepath.Join(s.cfg.Dir, fmt.Sprintf("shard-%03d", id))
 }
 
-// recoverShard replays the shard's WAL into its keyspace and opens the
-// writer that continues the log. It runs on the shard's loop thread before
-// the shard listens; shards recover in parallel.
+// recoverShard restores the shard's keyspace from its heap and WAL (see
+// recoverPersisted) and opens the writer that continues the log, and the
+// checkpoints that bound it. It runs on the shard's loop thread before the
+// shard listens; shards recover in parallel.
 func (w *worker) recoverShard() error {
 	s := w.srv
 	dir := filepath.Join(s.shardDir(w.id), "wal")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("shard %d: %w", w.id, err)
+	for _, d := range []string{dir, filepath.Join(s.shardDir(w.id), heap.DirName)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("shard %d: %w", w.id, err)
+		}
 	}
-	var out resp.Writer
-	var cl shard.Client
-	var args [][]byte
-	failed := int64(0)
-	w.ks.Loading = true
-	res, err := wal.Recover(wal.RecoverOptions{
-		Dir:     dir,
-		Shard:   uint32(w.id),
-		Salvage: s.cfg.WALSalvage || os.Getenv(wal.SalvageEnv) == "1",
-		Apply: func(lsn uint64, typ wal.RecordType, payload []byte) error {
-			if typ != wal.RecordData {
-				return nil
-			}
-			db, a, err := wal.DecodeCommandInto(args[:0], payload)
-			if err != nil {
-				return fmt.Errorf("record %d: %w", lsn, err)
-			}
-			args = a
-			if db >= w.ks.NumDBs() {
-				return fmt.Errorf("record %d: database %d, but the server has %d (--databases)", lsn, db, w.ks.NumDBs())
-			}
-			cl.DB = db
-			out.Reset()
-			w.ks.Exec(&cl, args, &out)
-			if len(out.Buf) > 0 && out.Buf[0] == '-' {
-				failed++
-				if failed <= 10 {
-					s.log.Error("WAL record failed to replay", "shard", w.id, "lsn", lsn, "reply", strings.TrimSpace(string(out.Buf)))
-				}
-			}
-			return nil
-		},
-		Progress: func(p wal.Progress) {
-			s.log.Info("recovering WAL", "shard", w.id, "segment", p.Segment, "records", p.Records,
-				"MB/s", fmt.Sprintf("%.1f", p.MBPerSec()))
-		},
-	})
-	w.ks.Loading = false
+	res, st, superseded, err := w.recoverPersisted(dir)
 	if err != nil {
-		return fmt.Errorf("shard %d: WAL recovery: %w", w.id, err)
+		return err
 	}
 	for _, sk := range res.Skipped {
 		s.log.Error("WAL salvage skipped damaged history", "shard", w.id, "skipped", sk.String())
@@ -81,11 +47,10 @@ func (w *worker) recoverShard() error {
 		s.log.Warn("WAL torn tail truncated (the normal shape of a crash)", "shard", w.id, "truncated", fmt.Sprintf("%+v", *res.Truncated))
 	}
 	if res.Applied > 0 {
-		s.log.Info("WAL replayed", "shard", w.id, "records", res.Applied, "bytes", res.Bytes,
-			"elapsed", res.Elapsed.String(), "next_lsn", res.NextLSN)
+		s.log.Info("WAL replayed", "shard", w.id, "records", w.replayedData, "checkpoint_records", res.Applied-w.replayedData, "bytes", res.Bytes,
+			"elapsed", res.Elapsed.String(), "next_lsn", res.NextLSN, "redo", st.Redo)
 	}
 	w.walRecovered = res.Bytes
-	w.replayFailures = failed
 	if !s.cfg.AppendOnly {
 		return nil
 	}
@@ -101,6 +66,7 @@ func (w *worker) recoverShard() error {
 	w.wal = wal.NewWriter(w.loop, be, app, dir, policy)
 	w.wal.OnProgress = w.walProgress
 	w.loop.BeforeWait(w.wal.Kick)
+	w.startCheckpoints(st, superseded)
 	return nil
 }
 
@@ -128,7 +94,10 @@ func (w *worker) walAppend(db int, args [][]byte) {
 func (w *worker) walProgress() {
 	app := w.wal.Appender()
 	w.logWALState(app)
-	w.walBlocked = app.Poisoned() != nil || app.LastError() != nil
+	w.walBlocked = app.Poisoned() != nil || app.LastError() != nil || w.heapPoisoned() != nil
+	if w.ckpt != nil && w.ckpt.barrier != nil {
+		w.ckpt.barrier.Progress()
+	}
 	acked := w.ackedLSN()
 	for len(w.held) > 0 && w.held[0].lsn <= acked {
 		h := w.held[0]
@@ -211,8 +180,12 @@ func (w *worker) holdUntilAcked(lsn uint64, release, fail func()) {
 // repliesWaitForWAL says whether replies to writes wait for the WAL.
 func (w *worker) repliesWaitForWAL() bool { return w.wal != nil }
 
-// misconf is the error write commands get while the WAL cannot take them.
+// misconf is the error write commands get while the WAL cannot take them,
+// or after a heap fsync failed.
 func (w *worker) misconf() string {
+	if err := w.heapPoisoned(); err != nil {
+		return "MISCONF Errors writing to the data files (the shard is poisoned until restart): " + strerror(err)
+	}
 	app := w.wal.Appender()
 	err := app.Poisoned()
 	if err == nil {
@@ -242,14 +215,37 @@ func strerror(err error) string {
 	return string(r)
 }
 
+// shutdownCheckpoint runs the shutdown checkpoint (waiting for an
+// outstanding heap fsync at most 5 s), then calls done on the loop thread.
+func (w *worker) shutdownCheckpoint(done func()) {
+	if w.ckpt == nil || w.ckpt.mgr == nil {
+		done()
+		return
+	}
+	start := time.Now()
+	w.ckpt.mgr.Shutdown(func(err error) {
+		if err != nil {
+			w.srv.log.Error("shutdown checkpoint did not finish; the next start replays the WAL above the last one",
+				"shard", w.id, "err", err)
+		} else {
+			w.srv.log.Info("shutdown checkpoint done", "shard", w.id, "elapsed", time.Since(start).String())
+		}
+		done()
+	})
+}
+
 // closeWAL seals the log on shutdown, waiting for the writes and fsyncs in
 // flight; done runs on the loop thread.
 func (w *worker) closeWAL(done func(error)) {
 	if w.wal == nil {
+		w.closeHeap()
 		done(nil)
 		return
 	}
-	w.wal.Close(done)
+	w.wal.Close(func(err error) {
+		w.closeHeap()
+		done(err)
+	})
 }
 
 // walInfo is one shard's WAL figures for INFO persistence.

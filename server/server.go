@@ -58,6 +58,10 @@ type Server struct {
 	// walBackend, set by tests, wraps the backend the WAL writers use, to
 	// inject I/O faults.
 	walBackend func(*runtime.Loop, runtime.Backend) runtime.Backend
+
+	// CrashAt is the test-only crash hook (moond --test-crash-at): the
+	// process kills itself at that checkpoint step.
+	CrashAt CrashPoint
 }
 
 // New prepares a server for cfg; Start starts it.
@@ -190,11 +194,12 @@ func (s *Server) requestShutdown() {
 	s.shutdownOnce.Do(func() { close(s.shutdownReq) })
 }
 
-// Stop closes every listener and connection, seals every shard's WAL
-// (waiting for its writes and fsyncs, at most 5 s) and stops the loops.
+// Stop closes every listener and connection, runs every shard's shutdown
+// checkpoint (at most 5 s of waiting for a heap fsync), seals its WAL
+// (waiting for its writes and fsyncs) and stops the loops, within 10 s.
 func (s *Server) Stop() {
 	s.stopping.Store(true)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	sealed := make(chan error, len(s.workers))
 	n := 0
@@ -205,11 +210,13 @@ func (s *Server) Stop() {
 		n++
 		err := w.loop.Call(ctx, func() {
 			w.stop()
-			w.closeWAL(func(err error) {
-				if err != nil {
-					err = fmt.Errorf("shard %d: %w", w.id, err)
-				}
-				sealed <- err
+			w.shutdownCheckpoint(func() {
+				w.closeWAL(func(err error) {
+					if err != nil {
+						err = fmt.Errorf("shard %d: %w", w.id, err)
+					}
+					sealed <- err
+				})
 			})
 		})
 		if err != nil {
@@ -255,6 +262,18 @@ func (s *Server) maxClients() int64 {
 	s.cfgMu.RLock()
 	defer s.cfgMu.RUnlock()
 	return int64(s.cfg.MaxClients)
+}
+
+func (s *Server) maxWALSize() int64 {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg.MaxWALSize
+}
+
+func (s *Server) checkpointTimeout() time.Duration {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg.CheckpointTimeout
 }
 
 func (s *Server) hz() int {

@@ -42,12 +42,14 @@ type worker struct {
 	wal             *wal.Writer // nil with appendonly no
 	walRecovered    int64       // WAL bytes replayed at boot
 	replayFailures  int64       // records whose replay answered an error
+	replayedData    int64       // data records replayed at boot
 	walBlocked      bool        // the WAL refuses records: writes get MISCONF
 	walLoggedErr    bool        // a write failure was logged and not yet its recovery
 	walLoggedPoison bool
 	curLSN          uint64      // LSN of the last record the running command logged
 	held            []heldReply // replies waiting for fdatasync (appendfsync always)
 	paused          []*conn     // connections not reading while the WAL is behind
+	ckpt            *ckpt       // heap and checkpoints (checkpoint.go); mgr nil with appendonly no
 }
 
 // workerStats are counters INFO sums over the shards.
@@ -184,6 +186,11 @@ func (w *worker) tick() {
 	budget := time.Second / time.Duration(w.hz) / 4
 	if w.srv.activeExpire.Load() {
 		w.ks.ActiveExpire(budget)
+	}
+	if w.ckpt != nil && w.ckpt.mgr != nil {
+		w.ckpt.maxWAL = w.srv.maxWALSize()
+		w.ckpt.mgr.SetInterval(w.srv.checkpointTimeout())
+		w.ckpt.mgr.Tick()
 	}
 }
 

@@ -15,9 +15,12 @@ import (
 	"os"
 	"os/signal"
 	goruntime "runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/moond-db/moond/persistence/checkpoint"
 	"github.com/moond-db/moond/persistence/wal"
 	"github.com/moond-db/moond/server"
 	"github.com/moond-db/moond/server/config"
@@ -46,6 +49,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 	}
+	args, crashAt, err := takeCrashFlag(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "moond: configuration error: %v\n", err)
+		return exitConfig
+	}
 	cfg, err := config.Load(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "moond: configuration error: %v\n", err)
@@ -66,6 +74,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	srv := server.New(cfg, log)
+	srv.CrashAt = crashAt
 	if err := srv.Start(); err != nil {
 		log.Error("cannot start", "err", err)
 		var tear *wal.MidChainTearError
@@ -132,4 +141,42 @@ Options are named like redis.conf directives (--port, --bind, --dir, --requirepa
   --max-wal-size BYTES    WAL size that triggers a checkpoint
   --wal-salvage           boot past a damaged WAL segment, reporting what was skipped
   --metrics-addr ADDR     serve Prometheus /metrics on ADDR`)
+}
+
+// takeCrashFlag removes the test-only --test-crash-at STEP[@N] flag from
+// args: the process kills itself with SIGKILL at checkpoint step STEP of
+// the N-th checkpoint a shard begins (default 1). The end-to-end tests use
+// it to crash inside a checkpoint on purpose; it is not a configuration
+// parameter (CONFIG GET does not know it).
+func takeCrashFlag(args []string) ([]string, server.CrashPoint, error) {
+	var cp server.CrashPoint
+	out := args[:0:0]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		v, ok := strings.CutPrefix(a, "--test-crash-at=")
+		if !ok && a == "--test-crash-at" {
+			if i+1 == len(args) {
+				return nil, cp, errors.New("--test-crash-at needs a step")
+			}
+			i++
+			v, ok = args[i], true
+		}
+		if !ok {
+			out = append(out, a)
+			continue
+		}
+		step, n, hasN := strings.Cut(v, "@")
+		cp.Step, cp.Checkpoint = checkpoint.Step(step), 1
+		if hasN {
+			k, err := strconv.Atoi(n)
+			if err != nil || k < 1 {
+				return nil, cp, fmt.Errorf("--test-crash-at %q: bad checkpoint number", v)
+			}
+			cp.Checkpoint = k
+		}
+		if !slices.Contains(checkpoint.Steps, cp.Step) {
+			return nil, cp, fmt.Errorf("--test-crash-at %q: unknown step (one of %v)", v, checkpoint.Steps)
+		}
+	}
+	return out, cp, nil
 }

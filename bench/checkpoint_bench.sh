@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# checkpoint_bench.sh: what the checkpoint costs and what it buys, on moond
+# alone (make bench-checkpoint). Writes the section between the
+# bench-checkpoint markers of BENCHMARKS.md.
+#
+#   1. Restart time with KEYSPACE keys: replaying the whole WAL (no
+#      checkpoint ever ran) versus loading the heap and replaying a small
+#      WAL tail (SAVE, then TAIL more writes), both after kill -9.
+#   2. GET and SET latency (redis-benchmark -P 1) with no checkpoint running
+#      and while checkpoints run: before each such run every key is made
+#      dirty and BGSAVE starts one, and checkpoint-timeout is 1 s so that
+#      the SET run's own writes keep them coming.
+#
+# Knobs (environment): KEYSPACE (1000000), TAIL (10000), REQUESTS (500000),
+# CLIENTS (50), DATA_SIZE (64), RUNS (3), SERVER_CPU (0), CLIENT_CPU (1),
+# IO_BACKEND (auto), BENCH_MD, KEEP_WORK=1, SKIP_BUILD=1.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+KEYSPACE=${KEYSPACE:-1000000}
+TAIL=${TAIL:-10000}
+REQUESTS=${REQUESTS:-500000}
+CLIENTS=${CLIENTS:-50}
+DATA_SIZE=${DATA_SIZE:-64}
+RUNS=${RUNS:-3}
+SERVER_CPU=${SERVER_CPU:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+IO_BACKEND=${IO_BACKEND:-auto}
+BENCH_MD=${BENCH_MD:-$ROOT/BENCHMARKS.md}
+MOOND_BIN=${MOOND_BIN:-$ROOT/bin/moond}
+MARK_START='<!-- bench-checkpoint:start -->'
+MARK_END='<!-- bench-checkpoint:end -->'
+
+log() { printf '[bench-checkpoint %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+die() {
+	log "error: $*"
+	exit 1
+}
+now_us() { echo "${EPOCHREALTIME//[.,]/}"; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/moond-ckpt-bench.XXXXXX")
+PID=""
+PORT=$((20000 + RANDOM % 10000))
+cleanup() {
+	[ -n "$PID" ] && kill -9 "$PID" 2>/dev/null
+	[ "${KEEP_WORK:-0}" = 1 ] && log "kept $WORK" || rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+cli() { taskset -c "$CLIENT_CPU" redis-cli -h 127.0.0.1 -p "$PORT" "$@"; }
+info() { cli INFO persistence | tr -d '\r' | awk -F: -v f="$1" '$1 == f { print $2; exit }'; }
+
+start() { # DIR ARGS...: start moond and wait until it answers
+	local dir=$1 deadline
+	shift
+	taskset -c "$SERVER_CPU" "$MOOND_BIN" --port "$PORT" --dir "$dir" --shards 1 --io-backend "$IO_BACKEND" "$@" >>"$dir.log" 2>&1 &
+	PID=$!
+	deadline=$(($(now_us) + 900 * 1000000))
+	until [ "$(cli PING 2>/dev/null)" = PONG ]; do
+		kill -0 "$PID" 2>/dev/null || die "moond exited: $(tail -n 5 "$dir.log")"
+		(($(now_us) < deadline)) || die "moond not ready"
+		sleep 0.005
+	done
+}
+kill9() {
+	kill -9 "$PID"
+	wait "$PID" 2>/dev/null || true
+	PID=""
+}
+preload() { # N: SET key:%012d for N keys through redis-cli --pipe
+	awk -v n="$1" -v size="$DATA_SIZE" 'BEGIN {
+		v = sprintf("%*s", size, ""); gsub(/ /, "x", v)
+		for (i = 0; i < n; i++) printf "*3\r\n$3\r\nSET\r\n$16\r\nkey:%012d\r\n$%d\r\n%s\r\n", i, size, v
+	}' | taskset -c "$CLIENT_CPU" redis-cli -h 127.0.0.1 -p "$PORT" --pipe >/dev/null
+}
+ELAPSED=""
+timed_restart() { # DIR ARGS...: ELAPSED = seconds from launch to PONG
+	local t
+	t=$(now_us)
+	start "$@"
+	ELAPSED=$(awk -v us=$(($(now_us) - t)) 'BEGIN { printf "%.2f", us / 1e6 }')
+}
+replayed() { # LOGFILE: data records the last boot replayed
+	grep 'WAL replayed' "$1" | tail -n 1 | sed -n 's/.* records=\([0-9]*\).*/\1/p'
+}
+
+[ "${SKIP_BUILD:-0}" = 1 ] || go build -o "$MOOND_BIN" ./cmd/moond
+command -v redis-benchmark >/dev/null || die "redis-benchmark is needed (make deps)"
+quiet=(--checkpoint-timeout 86400 --max-wal-size 1000gb)
+
+# ------------------------------------------------------------ restart
+log "restart: $KEYSPACE keys"
+D=$WORK/restart
+mkdir -p "$D"
+start "$D" "${quiet[@]}"
+preload "$KEYSPACE"
+kill9
+full=()
+for ((i = 0; i < RUNS; i++)); do
+	timed_restart "$D" "${quiet[@]}"
+	full+=("$ELAPSED")
+	full_records=$(replayed "$D.log")
+	kill9
+done
+start "$D" "${quiet[@]}"
+cli SAVE >/dev/null
+taskset -c "$CLIENT_CPU" redis-benchmark -p "$PORT" -t set -n "$TAIL" -r "$KEYSPACE" -d "$DATA_SIZE" -q >/dev/null
+kill9
+tail_t=()
+for ((i = 0; i < RUNS; i++)); do
+	timed_restart "$D" "${quiet[@]}"
+	tail_t+=("$ELAPSED")
+	tail_records=$(replayed "$D.log")
+	keys=$(cli DBSIZE)
+	kill9
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+# ------------------------------------------------------------ latency
+bench() { # TEST: "rps p50 p99" of one redis-benchmark run
+	taskset -c "$CLIENT_CPU" redis-benchmark -p "$PORT" -t "$1" -P 1 -c "$CLIENTS" -n "$REQUESTS" -r "$KEYSPACE" -d "$DATA_SIZE" --csv |
+		awk 'NR == 2 { gsub(/"/, ""); split($0, f, ","); print f[2], f[5], f[7] }'
+}
+log "latency: $KEYSPACE keys, $REQUESTS requests per run"
+L=$WORK/latency
+mkdir -p "$L"
+start "$L" "${quiet[@]}"
+preload "$KEYSPACE"
+cli SAVE >/dev/null
+declare -A R=()
+for ((i = 0; i < RUNS; i++)); do
+	for t in get set; do
+		cli CONFIG SET checkpoint-timeout 86400 >/dev/null
+		cli SAVE >/dev/null
+		R[$t.off]+="$(bench "$t")"$'\n'
+		preload "$KEYSPACE" # every key dirty
+		cli CONFIG SET checkpoint-timeout 1 >/dev/null
+		before=$(info checkpoints_completed)
+		cli BGSAVE >/dev/null
+		R[$t.on]+="$(bench "$t") $(($(info checkpoints_completed) - before)) $(info checkpoint_in_progress)"$'\n'
+	done
+done
+kill9
+col() { awk -v c="$2" 'NF { print $c }' <<<"$1" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+# ------------------------------------------------------------ report
+{
+	echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') by \`make bench-checkpoint\` on $(nproc) CPUs" \
+		"($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), Linux $(uname -r), backend $IO_BACKEND;" \
+		"moond on CPU $SERVER_CPU, redis-benchmark on CPU $CLIENT_CPU; medians of $RUNS runs."
+	echo
+	echo "| restart with $KEYSPACE keys of $DATA_SIZE bytes, after kill -9 | seconds | WAL records replayed |"
+	echo "|---|---:|---:|"
+	echo "| whole WAL (no checkpoint ever ran) | $(median "${full[@]}") | $full_records |"
+	echo "| heap + WAL tail (SAVE, then $TAIL SETs) | $(median "${tail_t[@]}") | $tail_records |"
+	echo
+	echo "| -P 1, -c $CLIENTS, -r $KEYSPACE | rps | p50 ms | p99 ms | checkpoints finished during the run |"
+	echo "|---|---:|---:|---:|---:|"
+	for t in get set; do
+		T=${t^^}
+		echo "| $T, no checkpoint | $(col "${R[$t.off]}" 1) | $(col "${R[$t.off]}" 2) | $(col "${R[$t.off]}" 3) | 0 |"
+		echo "| $T, checkpoints running | $(col "${R[$t.on]}" 1) | $(col "${R[$t.on]}" 2) | $(col "${R[$t.on]}" 3) | $(col "${R[$t.on]}" 4) |"
+	done
+	echo
+	echo "Keys after the tail restart: $keys. Commands: \`moond --shards 1 --checkpoint-timeout 86400 --max-wal-size 1000gb\`," \
+		"keys loaded with \`redis-cli --pipe\` (SET key:%012d), \`redis-benchmark -t get|set -P 1 -c $CLIENTS -n $REQUESTS -r $KEYSPACE -d $DATA_SIZE --csv\`."
+} >"$WORK/section.md"
+cat "$WORK/section.md"
+if grep -qxF "$MARK_START" "$BENCH_MD" 2>/dev/null; then
+	awk -v s="$MARK_START" -v e="$MARK_END" -v f="$WORK/section.md" '
+		$0 == s { print; while ((getline l < f) > 0) print l; skip = 1; next }
+		$0 == e { skip = 0 }
+		!skip { print }' "$BENCH_MD" >"$WORK/md" && cat "$WORK/md" >"$BENCH_MD"
+else
+	{ echo; echo "## Checkpoint: restart time and latency"; echo; echo "$MARK_START"; cat "$WORK/section.md"; echo "$MARK_END"; } >>"$BENCH_MD"
+fi
+log "wrote the bench-checkpoint section of $BENCH_MD"

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package server
+
+import "os"
+
+// killSelf ends the process at once, the nearest to kill -9 here.
+func killSelf() { os.Exit(137) }
