@@ -1,7 +1,21 @@
 package shard
 
+import "fmt"
+
 // Database commands: FLUSHDB, FLUSHALL, SWAPDB. SELECT is the server's (a
 // connection's state), with SelectIndex's validation.
+//
+// A database has two numbers: its logical index, the one SELECT, the
+// commands and the journal's records use, and its physical id, the one
+// its heap keys name (heapcodec.go), which is its index at creation and
+// never changes. Keyspace.dbs maps logical to physical; SWAPDB permutes
+// it and nothing else, in O(1), as Redis's does: no key changes its heap
+// pair, so no record moves, none is freed and nothing becomes dirty.
+//
+// The map is part of the persistent state (DBMap): a checkpoint logs it
+// at its redo point whenever it is not the identity (IdentityDBMap), and
+// recovery sets it (SetDBMap) before replaying the WAL from there; the
+// SWAPDB records replayed then permute it as they did before the crash.
 
 // flushOK parses FLUSHDB's and FLUSHALL's optional ASYNC|SYNC. Both flush
 // at once here: dropping the tables is O(1), the GC frees the memory. (With
@@ -62,6 +76,62 @@ func (ks *Keyspace) parseSwapDB(args [][]byte) (a, b int, msg string) {
 		return 0, 0, errDBRange
 	}
 	return int(x), int(y), ""
+}
+
+// swapDB swaps the databases at logical indexes a and b: their physical
+// ids, and so their keys' heap pairs, stay.
+func (ks *Keyspace) swapDB(a, b int) {
+	ks.dbs[a], ks.dbs[b] = ks.dbs[b], ks.dbs[a]
+}
+
+// DBMap returns the logical-to-physical database map: for each logical
+// index i (SELECT's), the physical id of the database there (the one its
+// heap keys name). It is the identity until a SWAPDB. The slice is the
+// caller's.
+func (ks *Keyspace) DBMap() []int {
+	m := make([]int, len(ks.dbs))
+	for i, d := range ks.dbs {
+		m[i] = d.phys
+	}
+	return m
+}
+
+// IdentityDBMap reports whether DBMap is the identity (every database at
+// its physical id), without allocating.
+func (ks *Keyspace) IdentityDBMap() bool {
+	for i, d := range ks.dbs {
+		if d.phys != i {
+			return false
+		}
+	}
+	return true
+}
+
+// SetDBMap arranges the databases so that logical index i holds physical
+// database m[i], whatever the map was: it is for recovery, which sets the
+// map that the checkpoint logged at the redo point before it replays the
+// WAL from there. The keys stay with their physical databases. m must be a
+// permutation of 0 .. NumDBs()-1; otherwise nothing changes and the error
+// says what is wrong.
+func (ks *Keyspace) SetDBMap(m []int) error {
+	n := len(ks.dbs)
+	if len(m) != n {
+		return fmt.Errorf("shard: database map of %d databases, but the server has %d (--databases)", len(m), n)
+	}
+	at := make([]int, n) // at[p] is 1 + the logical index that holds p
+	for i, p := range m {
+		if p < 0 || p >= n {
+			return fmt.Errorf("shard: database map gives logical database %d the physical id %d, outside 0-%d", i, p, n-1)
+		}
+		if at[p] != 0 {
+			return fmt.Errorf("shard: database map is not a permutation: physical database %d is at logical %d and %d", p, at[p]-1, i)
+		}
+		at[p] = i + 1
+	}
+	for i, p := range m {
+		ks.dbs[i] = ks.pdbs[p]
+	}
+	return nil
 }
 
 func cmdSwapDB(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {

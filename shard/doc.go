@@ -30,7 +30,11 @@
 // With persistence on, the keyspace is the fuzzy checkpoint's source
 // (checkpoint.Source, source.go): each key knows where its heap record
 // lives and whether it changed since the checkpoint last took it, and a
-// record always stays with the (database, key) pair it names. Recovery
+// record always stays with the (database, key) pair it names. Heap keys
+// name a database by its physical id, fixed at creation; SWAPDB only
+// permutes the logical-to-physical map ([Keyspace.DBMap]), which the
+// checkpoint logs at its redo point when it is not the identity and
+// recovery restores with [Keyspace.SetDBMap] (cmd_db.go). Recovery
 // (recovery.go) loads the heap with LoadRecord and replays the WAL above
 // the redo point with Replay, applying a record to a key only when the
 // record is newer than the key's heap version.

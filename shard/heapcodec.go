@@ -12,7 +12,10 @@ import (
 //
 // A heap key names the database and the key: uvarint(db) ‖ key, the
 // uvarint in its shortest form, so that a (database, key) pair has exactly
-// one heap key. A record belongs to the pair its heap key names.
+// one heap key. The database is the physical id (db.phys, see cmd_db.go),
+// which SWAPDB does not change, not the logical index that SELECT and the
+// journal use: a key keeps its heap key across SWAPDB. A record belongs
+// to the pair its heap key names.
 //
 // A value is its Kind (heap.Record.Kind = uint8(Kind)) and encoded bytes:
 //
@@ -21,20 +24,21 @@ import (
 // The other kinds have no encoding yet: encoding one panics (no such value
 // can exist) and decoding one is an error.
 
-// AppendHeapKey appends the heap key of key in database db to dst.
-func AppendHeapKey(dst []byte, db int, key []byte) []byte {
-	if db < 0 {
+// AppendHeapKey appends the heap key of key in the database of physical
+// id phys to dst.
+func AppendHeapKey(dst []byte, phys int, key []byte) []byte {
+	if phys < 0 {
 		panic("shard: heap key of a negative database")
 	}
-	dst = binary.AppendUvarint(dst, uint64(db))
+	dst = binary.AppendUvarint(dst, uint64(phys))
 	return append(dst, key...)
 }
 
 // errHeapKey is the error of a heap key that does not decode.
 var errHeapKey = errors.New("shard: malformed heap key")
 
-// DecodeHeapKey splits a heap key into its database and key. The key
-// aliases hk. A database number that is not in its shortest uvarint form,
+// DecodeHeapKey splits a heap key into its database (a physical id) and
+// key. The key aliases hk. A database number that is not in its shortest uvarint form,
 // or that does not fit an int32, is an error.
 func DecodeHeapKey(hk []byte) (db int, key []byte, err error) {
 	v, n := binary.Uvarint(hk)

@@ -20,7 +20,10 @@ import "strconv"
 //	FLUSHDB, FLUSHALL, SWAPDB                         FLUSHDB, FLUSHALL, SWAPDB a b
 //	a key expiring (lazily or actively)               DEL k
 //
-// The record's database (Journal's db) is the client's.
+// The record's database (Journal's db) is the client's. Every database
+// a record names is a logical index (SELECT's), never a physical id (see
+// cmd_db.go): replaying the records from a redo point over the database
+// map of that point (SetDBMap) gives each the physical database it had.
 //
 // No record reads a key other than the ones it writes: the effect of a
 // record on a key depends only on that key's own prior state. Replay over
@@ -42,8 +45,11 @@ import "strconv"
 // the key if it exists; PUT stores the value, replacing the key and its
 // TTL if it exists. The reply is +OK.
 //
-// SWAPDB, FLUSHDB and FLUSHALL touch every key of their databases; Replay
-// applies them key by key too.
+// FLUSHDB and FLUSHALL touch every key of their databases; Replay applies
+// them key by key too. SWAPDB touches no key: it only swaps the logical
+// indexes of two databases, whose keys keep their physical database and
+// so their heap records (cmd_db.go); the checkpoint logs the resulting map
+// at its redo point (DBMap), so the record needs no values.
 //
 // A command that changed nothing (SET NX on an existing key, DEL of a
 // missing key, EXPIRE GT that lost) writes no record. Replaying the records

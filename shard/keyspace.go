@@ -56,7 +56,8 @@ type Keyspace struct {
 	// TrackDirty is set.
 	LastLSN func() uint64
 
-	dbs      []*db
+	dbs      []*db // by logical index, SELECT's: SWAPDB permutes it (see DBMap)
+	pdbs     []*db // by physical id, the database heap keys name: fixed
 	seed     maphash.Seed
 	now      int64 // Now() as read for the command being executed
 	stats    Stats
@@ -76,7 +77,11 @@ type Keyspace struct {
 
 // db is one numbered database.
 type db struct {
-	idx     int // its index in Keyspace.dbs, which SWAPDB changes
+	// phys is the database's physical id, the one its heap keys name:
+	// its index at creation, kept for good. SWAPDB moves the database to
+	// another logical index (Keyspace.dbs) and leaves phys alone, so that
+	// no key changes pair (see DBMap).
+	phys    int
 	keys    dict[entry]
 	expires dict[int64] // unix ms of expiry, for the keys whose kw has kwTTL
 
@@ -99,15 +104,17 @@ func NewKeyspace(n int, now func() int64) *Keyspace {
 	}
 	ks := &Keyspace{Now: now, MaxBulkLen: DefaultMaxBulkLen, seed: maphash.MakeSeed()}
 	ks.dbs = make([]*db, n)
+	ks.pdbs = make([]*db, n)
 	for i := range ks.dbs {
 		ks.dbs[i] = ks.newDB(i)
+		ks.pdbs[i] = ks.dbs[i]
 	}
 	ks.delArgs[0] = []byte("DEL")
 	return ks
 }
 
-func (ks *Keyspace) newDB(idx int) *db {
-	return &db{idx: idx, keys: newDict[entry](ks.seed), expires: newDict[int64](ks.seed)}
+func (ks *Keyspace) newDB(phys int) *db {
+	return &db{phys: phys, keys: newDict[entry](ks.seed), expires: newDict[int64](ks.seed)}
 }
 
 // NumDBs is the number of databases.

@@ -14,23 +14,30 @@ import (
 //
 //	ks.BeginLoad(redo, headLSN)
 //	for each live heap record: ks.LoadRecord(r)   (superseded versions are returned)
+//	if the checkpoint logged a database map at redo: ks.SetDBMap(m)
 //	for each WAL data record with LSN >= redo: ks.Replay(lsn, db, args, out)
 //	ks.EndLoad()
+//
+// Heap keys name physical databases, WAL records logical ones (see
+// cmd_db.go). LoadRecord puts a record in the database of its physical id,
+// whatever the map; the map at the redo point (SetDBMap; the identity when
+// none was logged) and the SWAPDB records replayed after it give each
+// logical index the physical database it had before the crash.
 //
 // The heap is fuzzy: a checkpoint that did not finalize may have written
 // some of its keys' new versions and not others, so a key may come from
 // the heap newer than WAL records above the redo point. A record's key
 // LSN is the LSN through which its version holds every change. Keys
 // loaded with a key LSN below the redo point are older than every record
-// replayed, so only the others are remembered, in the boot map (pair →
-// key LSN); a key leaves it as soon as a record applies to it, its state
+// replayed, so only the others are remembered, in the boot map (pair, of
+// a physical database, → key LSN); a key leaves it as soon as a record applies to it, its state
 // being then as of that record, older than every record still to come.
 // With an empty boot map, Replay is Exec.
 //
 // The rule is sound because no journal record reads a key it does not
 // write (see journal.go): a record applied to some of its keys and skipped
-// for others leaves each key as the history says. SWAPDB moves values it
-// does not carry: see replaySwap for what it can and cannot rebuild.
+// for others leaves each key as the history says. SWAPDB writes no key
+// (no key changes physical database), so it always applies.
 //
 // Loaded keys are clean: the heap holds their versions. Every key that
 // replay changes is marked dirty as any write is (BeginLoad turns
@@ -46,15 +53,6 @@ type loadState struct {
 	client  Client
 	args    [][]byte
 	victims []string
-	movers  []mover
-}
-
-// mover is a key that a replayed SWAPDB moves.
-type mover struct {
-	from int
-	key  string
-	v    value
-	when int64
 }
 
 // BeginLoad starts a recovery whose redo point is redo: Loading and
@@ -67,7 +65,9 @@ func (ks *Keyspace) BeginLoad(redo uint64, headLSN func(heap.RecordID) (uint64, 
 }
 
 // LoadRecord loads one heap record: its key, value and expiry (stored even
-// when past), and its location. When the key is already loaded (an old
+// when past), and its location. The record goes to the database whose
+// physical id its heap key names, wherever the database map (SetDBMap)
+// puts that database. When the key is already loaded (an old
 // version whose deferred free had not reached the disk), the version with
 // the higher key LSN stays, and the other one's RecordID is returned as
 // superseded, with dup set: the caller frees it once a checkpoint
@@ -96,18 +96,18 @@ func (ks *Keyspace) loadRecord(hk []byte, id heap.RecordID, head heap.RecordHead
 	if id.File == 0 {
 		return fail(errors.New("record id names file 0"))
 	}
-	dbi, key, err := DecodeHeapKey(hk)
+	phys, key, err := DecodeHeapKey(hk)
 	if err != nil {
 		return fail(err)
 	}
-	if dbi >= len(ks.dbs) {
-		return fail(fmt.Errorf("key of database %d, but the server has %d (--databases)", dbi, len(ks.dbs)))
+	if phys >= len(ks.pdbs) {
+		return fail(fmt.Errorf("key of database %d, but the server has %d (--databases)", phys, len(ks.pdbs)))
 	}
 	v, err := decodeValue(Kind(head.Kind), val)
 	if err != nil {
 		return fail(err)
 	}
-	d := ks.dbs[dbi]
+	d := ks.pdbs[phys]
 	h := d.keys.hash(key)
 	sl := d.keys.find(h, key)
 	if sl == nil {
@@ -115,22 +115,22 @@ func (ks *Keyspace) loadRecord(hk []byte, id heap.RecordID, head heap.RecordHead
 		if head.Expiry != 0 {
 			setExpiryRaw(d, h, sl, head.Expiry)
 		}
-		ks.setLoc(dbi, sl, id)
+		ks.setLoc(phys, sl, id)
 		if head.KeyLSN >= ks.load.redo {
-			ks.load.boot[pairKey{dbi, sl.key()}] = head.KeyLSN
+			ks.load.boot[pairKey{phys, sl.key()}] = head.KeyLSN
 		}
 		return heap.RecordID{}, false, nil
 	}
 	// The key again: keep the version with the higher key LSN.
-	oldID, ok := ks.slotLoc(dbi, sl)
+	oldID, ok := ks.slotLoc(phys, sl)
 	if !ok {
-		return fail(fmt.Errorf("key %q of database %d is loaded already without a heap location (LoadRecord after Replay?)", key, dbi))
+		return fail(fmt.Errorf("key %q of database %d is loaded already without a heap location (LoadRecord after Replay?)", key, phys))
 	}
-	p := pairKey{dbi, sl.key()}
+	p := pairKey{phys, sl.key()}
 	oldLSN, ok := ks.load.boot[p]
 	if !ok {
 		if ks.load.headLSN == nil {
-			return fail(fmt.Errorf("key %q of database %d found twice and no way to read the key LSN of %v", key, dbi, oldID))
+			return fail(fmt.Errorf("key %q of database %d found twice and no way to read the key LSN of %v", key, phys, oldID))
 		}
 		if oldLSN, err = ks.load.headLSN(oldID); err != nil {
 			return fail(fmt.Errorf("key LSN of the other version %v: %w", oldID, err))
@@ -146,7 +146,7 @@ func (ks *Keyspace) loadRecord(hk []byte, id heap.RecordID, head heap.RecordHead
 	} else {
 		removeExpiryRaw(d, h, sl)
 	}
-	ks.setLoc(dbi, sl, id)
+	ks.setLoc(phys, sl, id)
 	if head.KeyLSN >= ks.load.redo {
 		ks.load.boot[p] = head.KeyLSN
 	} else {
@@ -163,12 +163,13 @@ func (ks *Keyspace) EndLoad() {
 }
 
 // replayPasses applies the per-key rule: whether the record at lsn applies
-// to key in database dbi. A key that it applies to leaves the boot map.
+// to key in the database at logical index dbi. A key that it applies to
+// leaves the boot map.
 func (ks *Keyspace) replayPasses(lsn uint64, dbi int, key []byte) bool {
 	if len(ks.load.boot) == 0 {
 		return true
 	}
-	p := pairKey{dbi, unsafeString(key)}
+	p := pairKey{ks.dbs[dbi].phys, unsafeString(key)}
 	klsn, ok := ks.load.boot[p]
 	if !ok {
 		return true
@@ -180,29 +181,32 @@ func (ks *Keyspace) replayPasses(lsn uint64, dbi int, key []byte) bool {
 	return true
 }
 
-// newerThan reports whether the heap holds key of database dbi as of lsn
-// or later.
+// newerThan reports whether the heap holds key of the database at logical
+// index dbi as of lsn or later.
 func (ks *Keyspace) newerThan(lsn uint64, dbi int, k string) bool {
-	klsn, ok := ks.load.boot[pairKey{dbi, k}]
+	klsn, ok := ks.load.boot[pairKey{ks.dbs[dbi].phys, k}]
 	return ok && klsn >= lsn
 }
 
 // Replay applies the WAL data record args (database db, LSN lsn) under
 // the per-key rule: the record applies to a key only when lsn is above
-// the key's LSN.
+// the key's LSN. db, and the databases the record names, are logical
+// indexes, as the journal wrote them.
 //
 //   - A single-key record is skipped when its key is not older.
 //   - DEL k ..., MSET k v ... and MOOND.APPLY apply to the keys that pass.
 //   - FLUSHDB and FLUSHALL delete every key of their databases but those
 //     that are not older.
-//   - SWAPDB a b swaps the two databases but the keys that are not older:
-//     they stay, and win over a key moving onto them.
+//   - SWAPDB a b swaps the two databases' logical indexes, always: it
+//     changes no key's physical database, so no key is older or newer
+//     than it.
 //
 // Replay runs as loading does (Loading is set for the call if it is not):
 // nothing is journaled, nothing expires, MOOND.APPLY is known. It writes
-// one reply to w: the command's, or +OK when the record was skipped whole. An error reply is a record that failed (a malformed one,
-// or a legacy RENAME, COPY or MOVE that reads a key the heap holds at a
-// later LSN than the record and writes one it holds earlier).
+// one reply to w: the command's, or +OK when the record was skipped
+// whole. An error reply is a record that failed (a malformed one, or a
+// legacy RENAME, COPY or MOVE that reads a key the heap holds at a later
+// LSN than the record and writes one it holds earlier).
 func (ks *Keyspace) Replay(lsn uint64, db int, args [][]byte, w ReplyWriter) {
 	if len(args) == 0 {
 		w.Error("ERR empty WAL record")
@@ -243,16 +247,8 @@ func (ks *Keyspace) Replay(lsn uint64, db int, args [][]byte, w ReplyWriter) {
 			}
 		}
 		replyOK(w)
-	case equalFold(name, "swapdb") && len(args) == 3:
-		a, b, msg := ks.parseSwapDB(args)
-		if msg != "" {
-			w.Error(msg)
-			return
-		}
-		if a != b {
-			ks.replaySwap(lsn, a, b)
-		}
-		replyOK(w)
+	case equalFold(name, "swapdb"):
+		ks.Exec(c, args, w) // no key changes pair: see cmd_db.go
 	default:
 		ks.replayOther(lsn, c, args, w)
 	}
@@ -335,26 +331,26 @@ func (ks *Keyspace) replayOther(lsn uint64, c *Client, args [][]byte, w ReplyWri
 	}
 }
 
-// replayFlush replays the flush of database dbi: every key goes but those
-// the heap holds as of lsn or later.
+// replayFlush replays the flush of the database at logical index dbi:
+// every key goes but those the heap holds as of lsn or later.
 func (ks *Keyspace) replayFlush(lsn uint64, dbi int) {
+	d := ks.dbs[dbi]
 	keep := false
 	for p, klsn := range ks.load.boot {
-		if p.db == dbi && klsn >= lsn {
+		if p.db == d.phys && klsn >= lsn {
 			keep = true
 			break
 		}
 	}
 	if !keep {
 		for p := range ks.load.boot {
-			if p.db == dbi {
+			if p.db == d.phys {
 				delete(ks.load.boot, p)
 			}
 		}
 		ks.dropDB(dbi)
 		return
 	}
-	d := ks.dbs[dbi]
 	victims := ks.load.victims[:0]
 	d.keys.each(func(sl *slot[entry]) {
 		if !ks.newerThan(lsn, dbi, sl.key()) {
@@ -362,69 +358,10 @@ func (ks *Keyspace) replayFlush(lsn uint64, dbi int) {
 		}
 	})
 	for _, k := range victims {
-		delete(ks.load.boot, pairKey{dbi, k})
+		delete(ks.load.boot, pairKey{d.phys, k})
 		key := unsafeBytes(k)
 		ks.deleteKey(d, d.keys.hash(key), key)
 	}
 	clear(victims)
 	ks.load.victims = victims[:0]
-}
-
-// replaySwap replays SWAPDB a b at lsn: every key of either database
-// moves to the other but those the heap holds as of lsn or later, which
-// stay; a key moving onto one of them is dropped (the one that stays
-// already holds the swap's effect, and every later one's).
-//
-// What SWAPDB moves is not in the record: it is whatever the key held
-// before lsn. When the heap holds (a, k) at a later LSN and (b, k) at an
-// earlier one, the value (a, k) held before the swap, which (b, k) should
-// get, is not known (the heap's (a, k) is newer); (b, k) then ends as it
-// would if (a, k) had been empty. That happens only when a checkpoint that
-// did not finalize wrote one of the two and not the other.
-func (ks *Keyspace) replaySwap(lsn uint64, a, b int) {
-	newer := false
-	for p, klsn := range ks.load.boot {
-		if (p.db == a || p.db == b) && klsn >= lsn {
-			newer = true
-			break
-		}
-	}
-	if !newer {
-		for p := range ks.load.boot {
-			if p.db == a || p.db == b {
-				delete(ks.load.boot, p)
-			}
-		}
-		ks.swapDB(a, b)
-		return
-	}
-	movers := ks.load.movers[:0]
-	for _, i := range [2]int{a, b} {
-		d := ks.dbs[i]
-		d.keys.each(func(sl *slot[entry]) {
-			if ks.newerThan(lsn, i, sl.key()) {
-				return
-			}
-			when := ks.expiryOf(d, d.keys.hash(sl.keyBytes()), sl)
-			movers = append(movers, mover{from: i, key: sl.key(), v: sl.v.value, when: when})
-		})
-	}
-	for _, m := range movers {
-		d, key := ks.dbs[m.from], unsafeBytes(m.key)
-		delete(ks.load.boot, pairKey{m.from, m.key})
-		ks.deleteKey(d, d.keys.hash(key), key)
-	}
-	for _, m := range movers {
-		d, key := ks.dbs[a+b-m.from], unsafeBytes(m.key)
-		h := d.keys.hash(key)
-		if d.keys.find(h, key) != nil {
-			continue // a key that stays, newer: it wins
-		}
-		sl := ks.addKey(d, h, key, m.key, m.v)
-		if m.when != -1 {
-			ks.setExpiry(d, h, sl, m.when)
-		}
-	}
-	clear(movers)
-	ks.load.movers = movers[:0]
 }

@@ -356,53 +356,218 @@ func TestReplayFlushAllKeepsKeysTheHeapHoldsAfterIt(t *testing.T) {
 	}
 }
 
-// TestReplaySwapDBWithMixedKeyLSNs: a=A0, c=C0 in db 0; b=B1, c=C1 in db
-// 1; checkpoint C1 (redo 5) wrote them all at key LSN 4. SWAPDB 0 1 (LSN
-// 5), SET b B1x in db 0 (LSN 6); checkpoint C2 wrote 0/b and 1/a (key
-// LSN 6) and crashed before its frees and its other writes reached the
-// disk. The keys the heap holds after the swap stay; the others swap.
-func TestReplaySwapDBWithMixedKeyLSNs(t *testing.T) {
-	src := newTracked(t)
-	src.script("SET a A0", "OK")
-	src.selectDB(1)
-	src.script("SET b B1", "OK", "SET c C1", "OK")
-	src.selectDB(0)
-	src.script("SET c C0", "OK", "SWAPDB 0 1", "OK", "SET b B1x", "OK")
-	dir := t.TempDir()
-	ids, files := writeHeap(t, dir, nil,
-		rec(0, "a", "A0", 4, 0), rec(1, "b", "B1", 4, 0), rec(0, "c", "C0", 4, 0), rec(1, "c", "C1", 4, 0),
-		rec(0, "b", "B1x", 6, 0), rec(1, "a", "A0", 6, 0),
-	)
-	ks := NewKeyspace(16, func() int64 { return startClock })
-	bootHeap(t, ks, dir, files, 5)
-	replay(t, ks,
-		walRecord{5, 0, []string{"SWAPDB", "0", "1"}},
-		walRecord{6, 0, []string{"SET", "b", "B1x"}},
-	)
-	ks.EndLoad()
-	if got, want := dumpAll(ks, startClock), dumpAll(src.ks, startClock); !slices.Equal(got, want) {
-		t.Errorf("recovered %q, want %q", got, want)
+func TestSetDBMapChecksThePermutation(t *testing.T) {
+	ks := NewKeyspace(4, nil)
+	if !ks.IdentityDBMap() || !slices.Equal(ks.DBMap(), []int{0, 1, 2, 3}) {
+		t.Fatalf("a new keyspace's map is %v (identity %v)", ks.DBMap(), ks.IdentityDBMap())
 	}
-	// The keys that moved left their records to their old pairs.
-	expectVersion(t, ks, 0, "a", false, ids[0])
-	expectVersion(t, ks, 1, "b", false, ids[1])
-	expectVersion(t, ks, 0, "c", true, ids[2])
-	expectVersion(t, ks, 1, "c", true, ids[3])
-	expectVersion(t, ks, 0, "b", true, ids[4])
-	expectVersion(t, ks, 1, "a", true, ids[5])
-	if got, want := takeDirty(t, ks), []string{"0/a", "0/c", "1/b", "1/c"}; !slices.Equal(got, want) {
-		t.Errorf("dirty %q, want %q", got, want)
+	if err := ks.SetDBMap([]int{2, 0, 3, 1}); err != nil {
+		t.Fatal(err)
 	}
+	for _, c := range []struct {
+		m    []int
+		want string
+	}{
+		{nil, "database map of 0 databases, but the server has 4 (--databases)"},
+		{[]int{1, 0, 2}, "database map of 3 databases, but the server has 4 (--databases)"},
+		{[]int{1, 0, 2, 3, 4}, "database map of 5 databases, but the server has 4 (--databases)"},
+		{[]int{0, 1, 4, 2}, "database map gives logical database 2 the physical id 4, outside 0-3"},
+		{[]int{0, -1, 2, 3}, "database map gives logical database 1 the physical id -1, outside 0-3"},
+		{[]int{3, 1, 2, 3}, "database map is not a permutation: physical database 3 is at logical 0 and 3"},
+		{[]int{0, 0, 0, 0}, "database map is not a permutation: physical database 0 is at logical 0 and 1"},
+	} {
+		err := ks.SetDBMap(c.m)
+		if err == nil || err.Error() != "shard: "+c.want {
+			t.Errorf("SetDBMap(%v) = %v, want %q", c.m, err, c.want)
+		}
+		if got := ks.DBMap(); !slices.Equal(got, []int{2, 0, 3, 1}) {
+			t.Fatalf("a refused SetDBMap(%v) changed the map to %v", c.m, got)
+		}
+	}
+	if ks.IdentityDBMap() {
+		t.Error("IdentityDBMap with the map [2 0 3 1]")
+	}
+	// The map is a permutation of the databases themselves: keys go with
+	// their physical database.
+	var w resp.Writer
+	ks.Exec(&Client{DB: 1}, [][]byte{[]byte("SET"), []byte("k"), []byte("v")}, &w) // physical 0
+	if err := ks.SetDBMap([]int{0, 1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	if !ks.IdentityDBMap() || ks.DBSize(0) != 1 || ks.DBSize(1) != 0 {
+		t.Errorf("after the identity map: map %v, sizes %d %d", ks.DBMap(), ks.DBSize(0), ks.DBSize(1))
+	}
+	m := ks.DBMap()
+	m[0] = 3 // the caller's slice
+	if !ks.IdentityDBMap() {
+		t.Error("DBMap returned the keyspace's own state")
+	}
+}
 
-	// With no key newer than the swap, it is the plain swap.
-	ks = NewKeyspace(16, func() int64 { return startClock })
-	dir = t.TempDir()
-	_, files = writeHeap(t, dir, nil, rec(0, "a", "A0", 4, startClock+9), rec(1, "b", "B1", 7, 0), rec(2, "z", "z", 9, 0))
-	bootHeap(t, ks, dir, files, 5)
-	replay(t, ks, walRecord{8, 0, []string{"SWAPDB", "1", "0"}})
-	ks.EndLoad()
-	if got, want := dumpAll(ks, startClock), []string{`0/"b"="B1" @-1`, `1/"a"="A0" @1700000000009`, `2/"z"="z" @-1`}; !slices.Equal(got, want) {
-		t.Errorf("recovered %q, want %q", got, want)
+// TestLoadRecordHonoursPhysicalIDs: a heap record goes to the database of
+// the physical id its key names, whether the map is set before or after
+// the heap is loaded, and the WAL records replayed after it (logical
+// indexes) find their keys through the map, under the per-key rule.
+func TestLoadRecordHonoursPhysicalIDs(t *testing.T) {
+	dir := t.TempDir()
+	heapRecs := []heap.Record{
+		rec(0, "a", "phys0", 4, 0),
+		rec(1, "a", "phys1", 12, 0), // newer than the redo point, 10
+		rec(2, "b", "phys2", 3, 0),
+		rec(3, "k", "k", 20, 0),
+	}
+	ids, files := writeHeap(t, dir, nil, heapRecs...)
+	dbMap := []int{2, 0, 1, 3} // logical 0 is physical 2, 1 is 0, 2 is 1
+	for _, mapFirst := range []bool{false, true} {
+		t.Run(fmt.Sprint("mapFirst=", mapFirst), func(t *testing.T) {
+			ks := NewKeyspace(4, func() int64 { return startClock })
+			if mapFirst {
+				ks.BeginLoad(10, nil)
+				if err := ks.SetDBMap(dbMap); err != nil {
+					t.Fatal(err)
+				}
+				for i, r := range heapRecs {
+					if _, _, err := ks.loadRecord(r.Key, ids[i], heap.RecordHead{Kind: r.Kind, KeyLSN: r.KeyLSN}, r.Value); err != nil {
+						t.Fatal(err)
+					}
+				}
+			} else {
+				bootHeap(t, ks, dir, files, 10)
+				if err := ks.SetDBMap(dbMap); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, want := dumpAll(ks, startClock), []string{
+				`0/"b"="phys2" @-1`, `1/"a"="phys0" @-1`, `2/"a"="phys1" @-1`, `3/"k"="k" @-1`,
+			}; !slices.Equal(got, want) {
+				t.Errorf("loaded %q, want %q", got, want)
+			}
+			for i, r := range heapRecs {
+				if v := ks.Version(r.Key); !v.Live || !v.HasOld || v.Old != ids[i] {
+					t.Errorf("Version(%x) = %+v, want live at %v", r.Key, v, ids[i])
+				}
+			}
+			replay(t, ks,
+				walRecord{11, 2, []string{"SET", "a", "x"}},     // physical 1's a, the heap's at 12: skipped
+				walRecord{11, 1, []string{"SET", "a", "y"}},     // physical 0's a: applies
+				walRecord{13, 2, []string{"SET", "a", "z"}},     // physical 1's a: applies
+				walRecord{14, 0, []string{"SWAPDB", "0", "3"}},  // logical 0 is physical 3, 3 is 2
+				walRecord{15, 0, []string{"SET", "k", "old"}},   // physical 3's k, the heap's at 20: skipped
+				walRecord{16, 3, []string{"FLUSHDB"}},           // physical 2
+				walRecord{17, 0, []string{"FLUSHDB"}},           // physical 3: k, the heap's at 20, stays
+				walRecord{21, 0, []string{"SET", "k", "new"}},   // applies
+				walRecord{22, 0, []string{"SWAPDB", "1", "2"}},  // logical 1 is physical 1, 2 is 0
+				walRecord{23, 1, []string{"APPEND", "a", "!"}},  // physical 1's a
+				walRecord{24, 0, []string{"MOVE", "k", "2"}},    // physical 3's k to physical 0
+				walRecord{25, 2, []string{"SWAPDB", "2", "2"}},  // nothing
+				walRecord{26, 2, []string{"RENAME", "k", "kk"}}, // physical 0 (a legacy record: no key newer)
+			)
+			ks.EndLoad()
+			if got, want := ks.DBMap(), []int{3, 1, 0, 2}; !slices.Equal(got, want) {
+				t.Errorf("DBMap = %v, want %v", got, want)
+			}
+			if got, want := dumpAll(ks, startClock), []string{
+				`1/"a"="z!" @-1`, `2/"a"="y" @-1`, `2/"kk"="new" @-1`,
+			}; !slices.Equal(got, want) {
+				t.Errorf("recovered %q, want %q", got, want)
+			}
+			if got, want := takeDirty(t, ks), []string{"0/a", "0/k", "0/kk", "1/a", "2/b", "3/k"}; !slices.Equal(got, want) {
+				t.Errorf("dirty %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestSwapDBSurvivesACrashMidCheckpoint is the crash that lost keys while
+// heap keys named logical databases: a checkpoint C1 finalized with a, b
+// in database 0 and c in 1; then SWAPDB 0 1. SWAPDB turned every key into
+// a deleted pair (its record freed by the next checkpoint at once) and a
+// new one (written by it), so a crash before C2 finalized, with the frees
+// on disk and the new records not, lost a, b and c: the WAL from C1's redo
+// point holds the SWAPDB, not the values. Now SWAPDB leaves every pair
+// alone: C2 has only the keys written since to write, and every crash,
+// whatever subset of C2's page writes reached the disk, recovers the
+// keyspace.
+func TestSwapDBSurvivesACrashMidCheckpoint(t *testing.T) {
+	src := newTracked(t)
+	src.script("SET a A", "OK", "SET b B PX 100000", "OK")
+	src.selectDB(1)
+	src.script("SET c C", "OK")
+	m := newModelHeap()
+	published := uint64(len(src.records)) + 1 // C1's redo point, the map the identity
+	m.checkpoint(t, src.ks)
+	disk := maps(m.recs)
+
+	// Logical 1 becomes physical 0, and 0 becomes 1.
+	src.script("SWAPDB 0 1", "OK", "SET d D", "OK", "DEL b", n(1))
+	src.selectDB(0)
+	src.script("SET e E", "OK")
+	redo := uint64(len(src.records)) + 1 // C2 begins
+	dbMap := src.ks.DBMap()
+	if src.ks.IdentityDBMap() || !slices.Equal(dbMap[:2], []int{1, 0}) {
+		t.Errorf("DBMap after SWAPDB 0 1 = %v", dbMap)
+	}
+	var pending []pageOp
+	var names []string
+	for _, k := range src.ks.TakeDirty() {
+		names = append(names, pairName(t, k))
+		v := src.ks.Version(k)
+		switch {
+		case v.Live:
+			id := m.insert(v.Record)
+			pending = append(pending, pageOp{id: id, insert: true, rec: m.recs[id]})
+			src.ks.Placed(k, id, true)
+		case v.HasOld:
+			m.free(t, v.Old) // a dead pair's record is freed at once
+			pending = append(pending, pageOp{id: v.Old})
+			src.ks.Placed(k, heap.RecordID{}, false)
+		}
+	}
+	slices.Sort(names)
+	if want := []string{"0/b", "0/d", "1/e"}; !slices.Equal(names, want) {
+		t.Errorf("C2 takes %q, want %q: SWAPDB dirties nothing", names, want)
+	}
+	// Crashes before C2 finalizes: any subset of its writes on disk, the
+	// redo point C1's.
+	for mask := range 1 << len(pending) {
+		onDisk := maps(disk)
+		for i, op := range pending {
+			if mask&(1<<i) == 0 {
+				continue
+			}
+			if op.insert {
+				onDisk[op.id] = op.rec
+			} else {
+				delete(onDisk, op.id)
+			}
+		}
+		var ids []heap.RecordID
+		for id := range onDisk {
+			ids = append(ids, id)
+		}
+		ks, _ := recoverModel(t, src, onDisk, ids, published, nil, false)
+		if got, want := dumpAll(ks, src.clock), dumpAll(src.ks, src.clock); !slices.Equal(got, want) {
+			t.Errorf("crash with writes %b of %d on disk: recovered\n%q\nwant\n%q", mask, len(pending), got, want)
+		}
+	}
+	// A crash after C2 finalized: the map logged at its redo point is set.
+	for _, op := range pending {
+		if op.insert {
+			disk[op.id] = op.rec
+		} else {
+			delete(disk, op.id)
+		}
+	}
+	src.script("SET f F", "OK")
+	var ids []heap.RecordID
+	for id := range disk {
+		ids = append(ids, id)
+	}
+	for _, mapFirst := range []bool{false, true} {
+		ks, _ := recoverModel(t, src, disk, ids, redo, dbMap, mapFirst)
+		if got, want := dumpAll(ks, src.clock), dumpAll(src.ks, src.clock); !slices.Equal(got, want) {
+			t.Errorf("crash after C2 (map set first: %v): recovered\n%q\nwant\n%q", mapFirst, got, want)
+		}
 	}
 }
 
@@ -523,17 +688,19 @@ func TestMoondApplyIsOnlyForReplay(t *testing.T) {
 // with the deferred frees of the real checkpoint) write into a model heap,
 // and at random points crashes: the disk holds the last finalized state
 // plus any subset of the page writes made since. Recovery (the disk
-// loaded in any order, then Replay from the published redo point) must
+// loaded in any order, the database map that the checkpoint of the
+// published redo point logged set, then Replay from that redo point) must
 // rebuild the source's keyspace exactly, and the checkpoint after it must
 // bring the heap to the keyspace again.
 //
-// SWAPDB is left out: its record does not carry the values it moves, so a
-// crash that lands some of a checkpoint's writes and not others can lose
-// one (see replaySwap).
+// SWAPDB is in: it moves no key between heap pairs (they name physical
+// databases), so its record needs no values; the map at the redo point
+// and the SWAPDB records above it rebuild which logical index each
+// physical database has.
 func TestRecoveryOverAFuzzyHeapRandomized(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			testFuzzyRecovery(t, seed, false, 20000)
+			testFuzzyRecovery(t, seed, 20000)
 		})
 	}
 }
@@ -545,7 +712,7 @@ type pageOp struct {
 	rec    heap.Record
 }
 
-func testFuzzyRecovery(t *testing.T, seed uint64, swap bool, steps int) {
+func testFuzzyRecovery(t *testing.T, seed uint64, steps int) {
 	src := newTracked(t)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b9))
 	m := newModelHeap()                     // the heap in memory
@@ -555,6 +722,12 @@ func testFuzzyRecovery(t *testing.T, seed uint64, swap bool, steps int) {
 	var keys [][]byte                       // the running checkpoint's keys
 	var redo uint64
 	var deferred []heap.RecordID // the running checkpoint's deferred frees
+	// The database map each checkpoint logged at its redo point, when it
+	// was not the identity: the WAL record at LSN redo, which the real
+	// checkpoint appends at Begin. (Here it takes no LSN of its own: the
+	// map is the state before the data record at redo, as it is before
+	// the ones after the map's record.)
+	dbMaps := map[uint64][]int{}
 	running := false
 	crashes := 0
 
@@ -590,32 +763,13 @@ func testFuzzyRecovery(t *testing.T, seed uint64, swap bool, steps int) {
 				apply(onDisk, op)
 			}
 		}
-		ks := NewKeyspace(16, func() int64 { return src.clock })
-		ks.BeginLoad(published, func(id heap.RecordID) (uint64, error) { return onDisk[id].KeyLSN, nil })
 		ids := make([]heap.RecordID, 0, len(onDisk))
 		for id := range onDisk {
 			ids = append(ids, id)
 		}
 		rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-		m2 := newModelHeap()
+		ks, m2 := recoverModel(t, src, onDisk, ids, published, dbMaps[published], rng.IntN(2) == 0)
 		m2.next = m.next
-		for _, id := range ids {
-			r := onDisk[id]
-			m2.recs[id] = r
-			sup, dup, err := ks.loadRecord(r.Key, id, heap.RecordHead{Kind: r.Kind, Expiry: r.Expiry, KeyLSN: r.KeyLSN}, r.Value)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if dup {
-				m2.deferred = append(m2.deferred, sup)
-			}
-		}
-		for i, r := range src.records {
-			if lsn := uint64(i + 1); lsn >= published {
-				replay(t, ks, walRecord{lsn, r.db, r.args})
-			}
-		}
-		ks.EndLoad()
 		if got, want := dumpAll(ks, src.clock), dumpAll(src.ks, src.clock); !slices.Equal(got, want) {
 			t.Fatalf("crash %d (redo %d, LSN %d): recovered\n%q\nwant\n%q", crashes, published, len(src.records), got, want)
 		}
@@ -628,7 +782,7 @@ func testFuzzyRecovery(t *testing.T, seed uint64, swap bool, steps int) {
 	}
 
 	for i := range steps {
-		randomCommand(src, rng, swap)
+		runRandomCommand(src, rng)
 		switch {
 		case running && len(keys) > 0:
 			for range 1 + rng.IntN(3) {
@@ -655,6 +809,9 @@ func testFuzzyRecovery(t *testing.T, seed uint64, swap bool, steps int) {
 		case rng.IntN(40) == 0:
 			running = true
 			redo = uint64(len(src.records)) + 1
+			if !src.ks.IdentityDBMap() {
+				dbMaps[redo] = src.ks.DBMap()
+			}
 			keys = src.ks.TakeDirty()
 		}
 		if i%(steps/100) == steps/200 {
@@ -662,6 +819,52 @@ func testFuzzyRecovery(t *testing.T, seed uint64, swap bool, steps int) {
 		}
 	}
 	crash()
+}
+
+// recoverModel recovers src's keyspace from a model disk, as the server
+// does: BeginLoad at the redo point, the records of onDisk loaded in the
+// order of ids, the database map that the checkpoint logged at the redo
+// point set (none if nil; before the records if mapFirst, else after:
+// LoadRecord does not depend on it), src's journal replayed from the redo
+// point, EndLoad. It returns the keyspace and the model heap of onDisk,
+// whose deferred frees are the superseded records.
+func recoverModel(t *testing.T, src *harness, onDisk map[heap.RecordID]heap.Record, ids []heap.RecordID,
+	redo uint64, dbMap []int, mapFirst bool) (*Keyspace, *modelHeap) {
+	t.Helper()
+	ks := NewKeyspace(16, func() int64 { return src.clock })
+	ks.BeginLoad(redo, func(id heap.RecordID) (uint64, error) { return onDisk[id].KeyLSN, nil })
+	setMap := func() {
+		if dbMap != nil {
+			if err := ks.SetDBMap(dbMap); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if mapFirst {
+		setMap()
+	}
+	m := newModelHeap()
+	for _, id := range ids {
+		r := onDisk[id]
+		m.recs[id] = r
+		sup, dup, err := ks.loadRecord(r.Key, id, heap.RecordHead{Kind: r.Kind, Expiry: r.Expiry, KeyLSN: r.KeyLSN}, r.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dup {
+			m.deferred = append(m.deferred, sup)
+		}
+	}
+	if !mapFirst {
+		setMap()
+	}
+	for i, r := range src.records {
+		if lsn := uint64(i + 1); lsn >= redo {
+			replay(t, ks, walRecord{lsn, r.db, r.args})
+		}
+	}
+	ks.EndLoad()
+	return ks, m
 }
 
 func maps(m map[heap.RecordID]heap.Record) map[heap.RecordID]heap.Record {

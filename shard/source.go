@@ -11,18 +11,23 @@ import (
 // The keyspace as the checkpoint's source (checkpoint.Source).
 //
 // A heap record belongs to the (database, key) pair its heap key names
-// (see heapcodec.go). Each key remembers where the record of its pair
-// lives, its location, and whether the pair changed since the checkpoint
-// last took it, its dirty bit; both live in the key's slot (entry.loc).
+// (see heapcodec.go), the database being the physical one (db.phys), not
+// the logical index that SWAPDB changes (see cmd_db.go): every pair, and
+// every map below, names physical databases. Each key remembers where the
+// record of its pair lives, its location, and whether the pair changed
+// since the checkpoint last took it, its dirty bit; both live in the key's
+// slot (entry.loc).
 //
 // Whatever takes a key away from its pair (DEL, expiry, RENAME's source,
-// MOVE's source, an overwrite by RENAME, COPY or MOVE, FLUSHDB, FLUSHALL,
-// SWAPDB) never carries the location along: the record stays with the
-// pair, in the graves (pair → location), and the pair is marked dirty.
+// MOVE's source, an overwrite by RENAME, COPY or MOVE, FLUSHDB, FLUSHALL)
+// never carries the location along: the record stays with the pair, in
+// the graves (pair → location), and the pair is marked dirty.
 // The checkpoint then frees it (the pair is dead) or supersedes it (the
 // pair was re-created: its Version names the grave as Old). So at every
 // moment a pair has at most one record that the keyspace knows of, held
-// by its key or by its grave, never both.
+// by its key or by its grave, never both. SWAPDB takes no key from its
+// pair: it only changes which logical index names each physical database,
+// and leaves locations, graves and dirty bits alone (O(1)).
 //
 // The dirty pairs are a list of references to the keys' own bytes (they
 // never change), appended to when a key's dirty bit goes from 0 to 1, when
@@ -74,15 +79,16 @@ type source struct {
 	verBuf []byte               // Version's encoded value
 }
 
-// pairKey names a (database, key) pair in the maps. key aliases a key's
-// stored bytes when it is kept, or the caller's when it is only looked up.
+// pairKey names a (physical database, key) pair in the maps. key aliases
+// a key's stored bytes when it is kept, or the caller's when it is only
+// looked up.
 type pairKey struct {
 	db  int
 	key string
 }
 
-// dirtyRef is an entry of the dirty list: a pair, whose key bytes are a
-// stored key's (immutable).
+// dirtyRef is an entry of the dirty list: a pair (physical database),
+// whose key bytes are a stored key's (immutable).
 type dirtyRef struct {
 	p  *byte
 	n  uint32
@@ -91,16 +97,16 @@ type dirtyRef struct {
 
 func (r dirtyRef) key() string { return unsafe.String(r.p, int(r.n)) }
 
-func refOf(dbi int, sl *slot[entry]) dirtyRef {
-	return dirtyRef{p: (*byte)(sl.kp), n: uint32(sl.kw & kwLenMask), db: uint32(dbi)}
+func refOf(d *db, sl *slot[entry]) dirtyRef {
+	return dirtyRef{p: (*byte)(sl.kp), n: uint32(sl.kw & kwLenMask), db: uint32(d.phys)}
 }
 
-func refOfString(dbi int, k string) dirtyRef {
+func refOfString(phys int, k string) dirtyRef {
 	p := unsafe.StringData(k)
 	if p == nil {
 		p = &emptyKey
 	}
-	return dirtyRef{p: p, n: uint32(len(k)), db: uint32(dbi)}
+	return dirtyRef{p: p, n: uint32(len(k)), db: uint32(phys)}
 }
 
 // unsafeString views b as a string for a lookup that does not keep it.
@@ -125,14 +131,14 @@ func unpackLoc(loc uint64) heap.RecordID {
 	}
 }
 
-// slotLoc returns the location of the key in sl, database dbi.
-func (ks *Keyspace) slotLoc(dbi int, sl *slot[entry]) (heap.RecordID, bool) {
+// slotLoc returns the location of the key in sl, physical database phys.
+func (ks *Keyspace) slotLoc(phys int, sl *slot[entry]) (heap.RecordID, bool) {
 	loc := sl.v.loc & locWhere
 	switch loc {
 	case 0:
 		return heap.RecordID{}, false
 	case locFar:
-		id, ok := ks.src.far[pairKey{dbi, sl.key()}]
+		id, ok := ks.src.far[pairKey{phys, sl.key()}]
 		if !ok {
 			panic("shard: a key's far heap location is missing")
 		}
@@ -141,41 +147,42 @@ func (ks *Keyspace) slotLoc(dbi int, sl *slot[entry]) (heap.RecordID, bool) {
 	return unpackLoc(loc), true
 }
 
-// setLoc stores id as the location of the key in sl, database dbi.
-func (ks *Keyspace) setLoc(dbi int, sl *slot[entry], id heap.RecordID) {
-	ks.takeLoc(dbi, sl)
+// setLoc stores id as the location of the key in sl, physical database
+// phys.
+func (ks *Keyspace) setLoc(phys int, sl *slot[entry], id heap.RecordID) {
+	ks.takeLoc(phys, sl)
 	bits, ok := packLoc(id)
 	if !ok {
 		if ks.src.far == nil {
 			ks.src.far = make(map[pairKey]heap.RecordID)
 		}
-		ks.src.far[pairKey{dbi, sl.key()}] = id
+		ks.src.far[pairKey{phys, sl.key()}] = id
 		bits = locFar
 	}
 	sl.v.loc |= bits
 }
 
 // takeLoc removes the location of the key in sl and returns it.
-func (ks *Keyspace) takeLoc(dbi int, sl *slot[entry]) (heap.RecordID, bool) {
-	id, ok := ks.slotLoc(dbi, sl)
+func (ks *Keyspace) takeLoc(phys int, sl *slot[entry]) (heap.RecordID, bool) {
+	id, ok := ks.slotLoc(phys, sl)
 	if ok {
 		if sl.v.loc&locWhere == locFar {
-			delete(ks.src.far, pairKey{dbi, sl.key()})
+			delete(ks.src.far, pairKey{phys, sl.key()})
 		}
 		sl.v.loc &^= locWhere
 	}
 	return id, ok
 }
 
-// addGrave keeps id as the record of the pair (dbi, k), whose key left it.
-// k must be a stored key's string (it is kept).
-func (ks *Keyspace) addGrave(dbi int, k string, id heap.RecordID) {
+// addGrave keeps id as the record of the pair (phys, k), whose key left
+// it. k must be a stored key's string (it is kept).
+func (ks *Keyspace) addGrave(phys int, k string, id heap.RecordID) {
 	if ks.src.graves == nil {
 		ks.src.graves = make(map[pairKey]heap.RecordID)
 	}
-	p := pairKey{dbi, k}
+	p := pairKey{phys, k}
 	if old, ok := ks.src.graves[p]; ok {
-		panic(fmt.Sprintf("shard: pair (%d, %q) has two heap records, %v and %v", dbi, k, old, id))
+		panic(fmt.Sprintf("shard: pair (%d, %q) has two heap records, %v and %v", phys, k, old, id))
 	}
 	ks.src.graves[p] = id
 }
@@ -194,7 +201,7 @@ func (ks *Keyspace) changed(d *db, sl *slot[entry]) {
 //go:noinline
 func (ks *Keyspace) becameDirty(d *db, sl *slot[entry]) {
 	sl.v.loc |= locDirty
-	ks.pushDirty(refOf(d.idx, sl))
+	ks.pushDirty(refOf(d, sl))
 }
 
 // created marks a new key dirty. Its pair may already be listed, from a
@@ -204,18 +211,18 @@ func (ks *Keyspace) created(d *db, sl *slot[entry]) {
 	if ks.src.deaths > 0 {
 		ks.src.maybeDup = true
 	}
-	ks.pushDirty(refOf(d.idx, sl))
+	ks.pushDirty(refOf(d, sl))
 }
 
 // removed is called for the key in sl, of database d, before it leaves
 // its pair: its location goes to the pair's grave and the pair is listed.
 func (ks *Keyspace) removed(d *db, sl *slot[entry]) {
-	if id, ok := ks.takeLoc(d.idx, sl); ok {
-		ks.addGrave(d.idx, sl.key(), id)
+	if id, ok := ks.takeLoc(d.phys, sl); ok {
+		ks.addGrave(d.phys, sl.key(), id)
 	}
 	if sl.v.loc&locDirty == 0 {
 		sl.v.loc |= locDirty // the key is still there: a compaction must see it listed
-		ks.pushDirty(refOf(d.idx, sl))
+		ks.pushDirty(refOf(d, sl))
 	}
 	ks.src.deaths++
 }
@@ -229,7 +236,7 @@ func (ks *Keyspace) pushDirty(r dirtyRef) {
 
 // findRef returns the slot of the key a dirty reference names, or nil.
 func (ks *Keyspace) findRef(r dirtyRef) *slot[entry] {
-	d := ks.dbs[r.db]
+	d := ks.pdbs[r.db]
 	key := unsafeBytes(r.key())
 	return d.keys.find(d.keys.hash(key), key)
 }
@@ -289,11 +296,11 @@ func (ks *Keyspace) sweepUntracked() {
 		return
 	}
 	ks.src.swept = true
-	for _, d := range ks.dbs {
+	for _, d := range ks.pdbs {
 		d.keys.each(func(sl *slot[entry]) {
 			if sl.v.loc == 0 {
 				sl.v.loc = locDirty
-				ks.src.dirty = append(ks.src.dirty, refOf(d.idx, sl))
+				ks.src.dirty = append(ks.src.dirty, refOf(d, sl))
 			}
 		})
 	}
@@ -349,7 +356,8 @@ func (ks *Keyspace) lastLSN() uint64 {
 }
 
 // Version returns the current state of the pair that the heap key hk
-// names. It implements checkpoint.Source.
+// names (its database is a physical id, whatever logical index SWAPDB
+// gave it). It implements checkpoint.Source.
 //
 // A live key's Record has the kind, the absolute expiry (0 for none), the
 // encoded value and KeyLSN = LastLSN(). A deleted pair has DelLSN =
@@ -365,19 +373,19 @@ func (ks *Keyspace) lastLSN() uint64 {
 // after a crash; an expiry that no command has acted on has no DEL yet.
 func (ks *Keyspace) Version(hk []byte) checkpoint.Version {
 	lsn := ks.lastLSN()
-	dbi, key, err := DecodeHeapKey(hk)
-	if err != nil || dbi >= len(ks.dbs) {
+	phys, key, err := DecodeHeapKey(hk)
+	if err != nil || phys >= len(ks.pdbs) {
 		return checkpoint.Version{DelLSN: lsn}
 	}
 	var v checkpoint.Version
-	d := ks.dbs[dbi]
+	d := ks.pdbs[phys]
 	h := d.keys.hash(key)
 	sl := d.keys.find(h, key)
 	if sl != nil {
-		v.Old, v.HasOld = ks.slotLoc(dbi, sl)
+		v.Old, v.HasOld = ks.slotLoc(phys, sl)
 	}
 	if !v.HasOld && len(ks.src.graves) > 0 {
-		v.Old, v.HasOld = ks.src.graves[pairKey{dbi, unsafeString(key)}]
+		v.Old, v.HasOld = ks.src.graves[pairKey{phys, unsafeString(key)}]
 	}
 	if sl == nil {
 		v.DelLSN = lsn
@@ -404,29 +412,29 @@ func (ks *Keyspace) Version(hk []byte) checkpoint.Version {
 // or nowhere (!live: the grave is forgotten, and the location of a key, if
 // one came back since Version). It implements checkpoint.Source.
 func (ks *Keyspace) Placed(hk []byte, id heap.RecordID, live bool) {
-	dbi, key, err := DecodeHeapKey(hk)
-	if err != nil || dbi >= len(ks.dbs) {
+	phys, key, err := DecodeHeapKey(hk)
+	if err != nil || phys >= len(ks.pdbs) {
 		return
 	}
 	if len(ks.src.graves) > 0 {
-		delete(ks.src.graves, pairKey{dbi, unsafeString(key)})
+		delete(ks.src.graves, pairKey{phys, unsafeString(key)})
 	}
-	d := ks.dbs[dbi]
+	d := ks.pdbs[phys]
 	sl := d.keys.find(d.keys.hash(key), key)
 	switch {
 	case live && sl != nil:
-		ks.setLoc(dbi, sl, id)
+		ks.setLoc(phys, sl, id)
 	case live:
 		// Version said live in the same step, so this does not happen;
 		// should it, the record must still be freed: it becomes the
 		// pair's grave, and the pair is listed.
 		k := string(key)
-		ks.addGrave(dbi, k, id)
-		ks.pushDirty(refOfString(dbi, k))
+		ks.addGrave(phys, k, id)
+		ks.pushDirty(refOfString(phys, k))
 		ks.src.deaths++
 		ks.src.maybeDup = true
 	case sl != nil:
-		ks.takeLoc(dbi, sl)
+		ks.takeLoc(phys, sl)
 	}
 }
 
@@ -436,19 +444,19 @@ func (ks *Keyspace) Placed(hk []byte, id heap.RecordID, live bool) {
 // free). It returns how many keys and graves it changed.
 func (ks *Keyspace) RedirtyFile(file uint32) int {
 	n := 0
-	for dbi, d := range ks.dbs {
+	for _, d := range ks.pdbs {
 		d.keys.each(func(sl *slot[entry]) {
 			if sl.v.loc&locWhere == 0 {
 				return
 			}
-			if id, _ := ks.slotLoc(dbi, sl); id.File != file {
+			if id, _ := ks.slotLoc(d.phys, sl); id.File != file {
 				return
 			}
-			ks.takeLoc(dbi, sl)
+			ks.takeLoc(d.phys, sl)
 			n++
 			if sl.v.loc&locDirty == 0 {
 				sl.v.loc |= locDirty
-				ks.src.dirty = append(ks.src.dirty, refOf(dbi, sl))
+				ks.src.dirty = append(ks.src.dirty, refOf(d, sl))
 			}
 		})
 	}
@@ -465,51 +473,26 @@ func (ks *Keyspace) RedirtyFile(file uint32) int {
 	return n
 }
 
-// dropDB empties database i (FLUSHDB, FLUSHALL): with tracking, every key
-// leaves its pair first (O(keys), as Redis's flush is).
+// dropDB empties the database at logical index i (FLUSHDB, FLUSHALL):
+// with tracking, every key leaves its pair first (O(keys), as Redis's
+// flush is). The database keeps its physical id.
 func (ks *Keyspace) dropDB(i int) {
 	d := ks.dbs[i]
 	if ks.TrackDirty {
 		d.keys.each(func(sl *slot[entry]) { ks.removedRaw(d, sl) })
 	}
-	ks.dbs[i] = ks.newDB(i)
+	*d = *ks.newDB(d.phys)
 }
 
 // removedRaw is removed without the compaction check, for walks of a
 // table: compaction looks keys up, and must see a consistent keyspace.
 func (ks *Keyspace) removedRaw(d *db, sl *slot[entry]) {
-	if id, ok := ks.takeLoc(d.idx, sl); ok {
-		ks.addGrave(d.idx, sl.key(), id)
+	if id, ok := ks.takeLoc(d.phys, sl); ok {
+		ks.addGrave(d.phys, sl.key(), id)
 	}
 	if sl.v.loc&locDirty == 0 {
 		sl.v.loc |= locDirty
-		ks.src.dirty = append(ks.src.dirty, refOf(d.idx, sl))
+		ks.src.dirty = append(ks.src.dirty, refOf(d, sl))
 	}
 	ks.src.deaths++
-}
-
-// swapDB swaps databases a and b (SWAPDB). With tracking, every key of
-// either changes pair: its location goes to the grave of the pair it
-// leaves, and both pairs, the one it leaves and the one it enters, are
-// listed (O(keys), as the flush).
-func (ks *Keyspace) swapDB(a, b int) {
-	if ks.TrackDirty {
-		for _, i := range [2]int{a, b} {
-			d, other := ks.dbs[i], a+b-i
-			d.keys.each(func(sl *slot[entry]) {
-				if id, ok := ks.takeLoc(i, sl); ok {
-					ks.addGrave(i, sl.key(), id)
-				}
-				sl.v.loc |= locDirty
-				ks.src.dirty = append(ks.src.dirty, refOf(i, sl), refOf(other, sl))
-			})
-		}
-		ks.src.deaths++
-		ks.src.maybeDup = true
-	}
-	ks.dbs[a], ks.dbs[b] = ks.dbs[b], ks.dbs[a]
-	ks.dbs[a].idx, ks.dbs[b].idx = a, b
-	if ks.TrackDirty {
-		ks.compactDirty()
-	}
 }

@@ -3,6 +3,7 @@ package shard
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -25,7 +26,8 @@ func newTracked(t testing.TB) *harness {
 	return h
 }
 
-// hk is the heap key of key in database db.
+// hk is the heap key of key in database db, a physical id (the logical
+// index too, until a SWAPDB).
 func hk(db int, key string) []byte { return AppendHeapKey(nil, db, []byte(key)) }
 
 // pairName shows a heap key as "db/key".
@@ -124,17 +126,23 @@ func (m *modelHeap) release(t testing.TB) {
 }
 
 // dump shows the heap's records not expired at now as "db/key" -> "value
-// @expiry" (-1 for none), as dumpKeyspace shows keys. (A key that expired
-// keeps its record until it is deleted and that is checkpointed.)
-func (m *modelHeap) dump(t testing.TB, now int64) map[string]string {
+// @expiry" (-1 for none), as dumpKeyspace shows keys: db is the logical
+// index that dbMap (a DBMap) gives the record's physical database. (A key
+// that expired keeps its record until it is deleted and that is
+// checkpointed.)
+func (m *modelHeap) dump(t testing.TB, dbMap []int, now int64) map[string]string {
 	t.Helper()
+	logical := make([]int, len(dbMap))
+	for i, p := range dbMap {
+		logical[p] = i
+	}
 	out := map[string]string{}
 	for id, r := range m.recs {
 		db, key, err := DecodeHeapKey(r.Key)
 		if err != nil {
 			t.Fatalf("record %v: %v", id, err)
 		}
-		name := fmt.Sprintf("%d/%q", db, key)
+		name := fmt.Sprintf("%d/%q", logical[db], key)
 		if _, ok := out[name]; ok {
 			t.Fatalf("two records of %s", name)
 		}
@@ -151,9 +159,24 @@ func (m *modelHeap) dump(t testing.TB, now int64) map[string]string {
 
 // checkOwnership checks that every record of m is held by exactly one
 // key location, grave or deferred free, and that each of those names a
-// record of its own pair.
+// record of its own pair (physical database, key). It checks the
+// database map too: a permutation, each database at its physical id in
+// pdbs.
 func checkOwnership(t testing.TB, ks *Keyspace, m *modelHeap) {
 	t.Helper()
+	for p, d := range ks.pdbs {
+		if d.phys != p {
+			t.Fatalf("database %d of pdbs has physical id %d", p, d.phys)
+		}
+	}
+	for i, p := range ks.DBMap() {
+		if ks.dbs[i] != ks.pdbs[p] {
+			t.Fatalf("logical database %d is not physical database %d, as DBMap says", i, p)
+		}
+	}
+	if got := ks.DBMap(); slices.Equal(got, identityMap(len(got))) != ks.IdentityDBMap() {
+		t.Fatalf("IdentityDBMap = %v with DBMap %v", ks.IdentityDBMap(), got)
+	}
 	owners := map[heap.RecordID]string{}
 	own := func(id heap.RecordID, who string, db int, key string) {
 		if prev, ok := owners[id]; ok {
@@ -169,17 +192,18 @@ func checkOwnership(t testing.TB, ks *Keyspace, m *modelHeap) {
 			t.Fatalf("%s (pair %d/%q) holds %v, the record of %d/%q", who, db, key, id, rdb, rkey)
 		}
 	}
-	for dbi, d := range ks.dbs {
+	for _, d := range ks.pdbs {
 		d.keys.each(func(sl *slot[entry]) {
-			if id, ok := ks.slotLoc(dbi, sl); ok {
-				own(id, fmt.Sprintf("key %d/%q", dbi, sl.key()), dbi, sl.key())
+			if id, ok := ks.slotLoc(d.phys, sl); ok {
+				own(id, fmt.Sprintf("key %d/%q", d.phys, sl.key()), d.phys, sl.key())
 			}
 		})
 	}
 	for p, id := range ks.src.graves {
 		own(id, fmt.Sprintf("grave %d/%q", p.db, p.key), p.db, p.key)
-		if d := ks.dbs[p.db]; d.keys.find(d.keys.hash(unsafeBytes(p.key)), unsafeBytes(p.key)) != nil {
-			if _, ok := ks.slotLoc(p.db, d.keys.find(d.keys.hash(unsafeBytes(p.key)), unsafeBytes(p.key))); ok {
+		d, key := ks.pdbs[p.db], unsafeBytes(p.key)
+		if sl := d.keys.find(d.keys.hash(key), key); sl != nil {
+			if _, ok := ks.slotLoc(p.db, sl); ok {
 				t.Fatalf("pair %d/%q has a location and a grave", p.db, p.key)
 			}
 		}
@@ -198,7 +222,7 @@ func checkOwnership(t testing.TB, ks *Keyspace, m *modelHeap) {
 // since, that the heap holds exactly the live keys.
 func checkHeapMatches(t testing.TB, ks *Keyspace, m *modelHeap, now int64) {
 	t.Helper()
-	want, got := dumpKeyspace(ks, now), m.dump(t, now)
+	want, got := dumpKeyspace(ks, now), m.dump(t, ks.DBMap(), now)
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("key %s: %s, heap has %q", k, v, got[k])
@@ -465,23 +489,39 @@ func TestKeysNeverCarryTheirRecordToAnotherPair(t *testing.T) {
 			expectVersion(t, h.ks, 1, "a", false, before["1/a"])
 		}},
 		{"SWAPDB", []string{"SWAPDB 0 1"}, func(t *testing.T, h *harness, before map[string]heap.RecordID) {
-			// Every key changes pair; each record stays with the pair it names.
-			expectVersion(t, h.ks, 0, "a", true, before["0/a"])  // db 1's a came in
-			expectVersion(t, h.ks, 1, "a", true, before["1/a"])  // db 0's a came in
-			expectVersion(t, h.ks, 0, "c", false, before["0/c"]) // db 1 has no c
-			expectVersion(t, h.ks, 1, "c", true, heap.RecordID{})
-			expectVersion(t, h.ks, 0, "d", true, heap.RecordID{}) // db 1's d
-			expectVersion(t, h.ks, 1, "d", false, before["1/d"])
-			if got := h.ks.DirtyKeys(); got != 8 {
-				t.Errorf("DirtyKeys = %d, want 8: {0,1} × {a,b,c,d}", got)
+			// No key changes pair: the pairs name physical databases.
+			expectUnchanged(t, h.ks, before)
+			if got := h.ks.DirtyKeys(); got != 0 || len(h.ks.src.graves) != 0 {
+				t.Errorf("DirtyKeys = %d, graves %v, want none", got, h.ks.src.graves)
 			}
+			if got, want := h.ks.DBMap(), []int{1, 0, 2}; !slices.Equal(got[:3], want) {
+				t.Errorf("DBMap = %v, want %v...", got, want)
+			}
+			h.script("GET a", q("a1"), "GET d", q("d1"), "EXISTS c", n(0))
 		}},
 		{"SWAPDB twice", []string{"SWAPDB 0 1", "SWAPDB 1 0"}, func(t *testing.T, h *harness, before map[string]heap.RecordID) {
-			expectVersion(t, h.ks, 0, "c", true, before["0/c"])
-			expectVersion(t, h.ks, 1, "d", true, before["1/d"])
+			expectUnchanged(t, h.ks, before)
+			if !h.ks.IdentityDBMap() {
+				t.Errorf("DBMap = %v after swapping back", h.ks.DBMap())
+			}
 		}},
 		{"SWAPDB then re-create", []string{"SWAPDB 0 1", "SET c again"}, func(t *testing.T, h *harness, before map[string]heap.RecordID) {
-			expectVersion(t, h.ks, 0, "c", true, before["0/c"])
+			expectVersion(t, h.ks, 0, "c", true, before["0/c"]) // untouched, at logical 1
+			expectVersion(t, h.ks, 1, "c", true, heap.RecordID{})
+			if got := h.ks.DirtyKeys(); got != 1 {
+				t.Errorf("DirtyKeys = %d, want 1 (1/c)", got)
+			}
+		}},
+		{"SWAPDB then FLUSHDB", []string{"SWAPDB 0 2", "SELECT 2", "FLUSHDB"}, func(t *testing.T, h *harness, before map[string]heap.RecordID) {
+			// Logical 2 is physical 0: its keys leave their records to graves.
+			expectVersion(t, h.ks, 0, "a", false, before["0/a"])
+			expectVersion(t, h.ks, 0, "c", false, before["0/c"])
+			expectVersion(t, h.ks, 1, "a", true, before["1/a"])
+		}},
+		{"SWAPDB then MOVE", []string{"SWAPDB 0 1", "MOVE d 1"}, func(t *testing.T, h *harness, before map[string]heap.RecordID) {
+			// From logical 0 (physical 1) to logical 1 (physical 0).
+			expectVersion(t, h.ks, 1, "d", false, before["1/d"])
+			expectVersion(t, h.ks, 0, "d", true, heap.RecordID{})
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -521,14 +561,91 @@ func TestKeysNeverCarryTheirRecordToAnotherPair(t *testing.T) {
 	}
 }
 
+// expectUnchanged checks that every pair of before ("db/key" → Old, all
+// live) is live and still has its record.
+func expectUnchanged(t *testing.T, ks *Keyspace, before map[string]heap.RecordID) {
+	t.Helper()
+	for p, id := range before {
+		db, key, _ := strings.Cut(p, "/")
+		expectVersion(t, ks, int(db[0]-'0'), key, true, id)
+	}
+}
+
 // expectVersion checks a pair's Version: live or not, and its Old (none
-// when old is the zero RecordID).
+// when old is the zero RecordID). db is a physical id.
 func expectVersion(t *testing.T, ks *Keyspace, db int, key string, live bool, old heap.RecordID) {
 	t.Helper()
 	v := ks.Version(hk(db, key))
 	if v.Live != live || v.HasOld != (old != heap.RecordID{}) || v.HasOld && v.Old != old {
 		t.Errorf("Version(%d/%s) = live %v old %v (%v), want live %v old %v", db, key, v.Live, v.Old, v.HasOld, live, old)
 	}
+}
+
+// TestSwapDBLeavesLocationsGravesAndDirtyStateAlone: SWAPDB changes which
+// logical index names each physical database and nothing else: every
+// key's location word (location and dirty bit), the graves, the far
+// locations and the dirty list stay as they were, and the next checkpoint
+// takes exactly what it would have taken without the swaps.
+func TestSwapDBLeavesLocationsGravesAndDirtyStateAlone(t *testing.T) {
+	h := newTracked(t)
+	m := newModelHeap()
+	h.script("SET a a0", "OK", "SET b b0", "OK", "SET c c0 PX 5000", "OK")
+	h.selectDB(1)
+	h.script("SET a a1", "OK", "SET far f1", "OK")
+	h.selectDB(2)
+	h.script("SET z z2", "OK")
+	m.checkpoint(t, h.ks)
+	far := heap.RecordID{File: 7, Page: 1<<24 + 1, Slot: 2}
+	m.recs[far] = m.recs[h.ks.Version(hk(1, "far")).Old]
+	delete(m.recs, h.ks.Version(hk(1, "far")).Old)
+	h.ks.Placed(hk(1, "far"), far, true)
+	h.selectDB(0)
+	h.script("DEL b", n(1), "SET c c0x KEEPTTL", "OK", "SET new n0", "OK") // a grave, a dirty key, a new key
+	h.selectDB(1)
+	h.script("DEL a", n(1))
+
+	type state struct {
+		locs   map[string]uint64
+		graves map[pairKey]heap.RecordID
+		far    map[pairKey]heap.RecordID
+		dirty  int
+	}
+	snapshot := func() state {
+		s := state{locs: map[string]uint64{}, graves: maps0(h.ks.src.graves), far: maps0(h.ks.src.far), dirty: len(h.ks.src.dirty)}
+		for _, d := range h.ks.pdbs {
+			d.keys.each(func(sl *slot[entry]) { s.locs[fmt.Sprintf("%d/%s", d.phys, sl.key())] = sl.v.loc })
+		}
+		return s
+	}
+	before := snapshot()
+	if len(before.graves) != 2 || len(before.far) != 1 {
+		t.Fatalf("setup: graves %v, far %v", before.graves, before.far)
+	}
+	for _, swap := range []string{"SWAPDB 0 1", "SWAPDB 1 2", "SWAPDB 2 2", "SWAPDB 0 2"} {
+		h.expect(swap, "OK")
+		checkOwnership(t, h.ks, m)
+		if after := snapshot(); !reflect.DeepEqual(after, before) {
+			t.Fatalf("after %s: %+v, was %+v", swap, after, before)
+		}
+	}
+	if got, want := h.ks.DBMap()[:3], []int{0, 2, 1}; !slices.Equal(got, want) {
+		t.Errorf("DBMap = %v, want %v...", got, want)
+	}
+	h.selectDB(2)
+	h.script("GET far", q("f1"), "EXISTS a", n(0))
+	h.selectDB(1)
+	h.script("GET z", q("z2"))
+	if got, want := takeDirty(t, h.ks), []string{"0/b", "0/c", "0/new", "1/a"}; !slices.Equal(got, want) {
+		t.Errorf("TakeDirty = %q, want %q", got, want)
+	}
+}
+
+func maps0[K comparable, V any](m map[K]V) map[K]V {
+	c := make(map[K]V, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
 }
 
 func TestRedirtyFileForgetsLocationsInTheFileAndMarksTheirKeysDirty(t *testing.T) {
@@ -656,4 +773,13 @@ func TestCheckpointSourceRandomized(t *testing.T) {
 			checkHeapMatches(t, h.ks, m, h.clock)
 		})
 	}
+}
+
+// identityMap is the identity database map of n databases.
+func identityMap(n int) []int {
+	m := make([]int, n)
+	for i := range m {
+		m[i] = i
+	}
+	return m
 }
