@@ -143,6 +143,12 @@ type Options struct {
 	OnNeedPage func(heap.PageID)
 	// OnBegin is called when a checkpoint begins, with its redo point.
 	OnBegin func(redo uint64)
+	// BeginRecord, when set, returns a wal.RecordCheckpoint payload to log
+	// at the redo point itself (its LSN is the redo LSN, so recovery
+	// replays it first), or nil for none: state that replay needs as of
+	// the redo point, such as the database map. A checkpoint whose record
+	// cannot be appended does not begin; the tick tries again.
+	BeginRecord func() []byte
 	// OnStep, when set, is called as the checkpoint passes each Step: the
 	// crash points end-to-end tests stop the process at. Production
 	// leaves it nil.
@@ -440,8 +446,22 @@ func (m *Manager) closeFD(id uint32) {
 }
 
 func (m *Manager) begin() {
+	redo := m.o.WAL.NextLSN()
+	if m.o.BeginRecord != nil {
+		if p := m.o.BeginRecord(); p != nil {
+			lsn, err := m.o.WAL.Append(wal.RecordCheckpoint, p)
+			if err != nil {
+				m.stats.LastError = fmt.Sprintf("checkpoint: append the record at the redo point: %v", err)
+				m.requested = true // the next Tick tries again
+				return
+			}
+			if lsn != redo {
+				panic(fmt.Sprintf("checkpoint: the record at the redo point got LSN %d, want %d", lsn, redo))
+			}
+		}
+	}
 	m.state = Writing
-	m.redo = m.o.WAL.NextLSN()
+	m.redo = redo
 	m.keys = m.o.Source.TakeDirty()
 	m.keyIdx = 0
 	m.cache.BeginCycle()

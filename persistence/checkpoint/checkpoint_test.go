@@ -686,3 +686,57 @@ func TestCheckpointPassesEveryCrashStepInOrder(t *testing.T) {
 		}
 	})
 }
+
+// TestBeginRecordIsLoggedAtTheRedoPoint: the shard's record (the database
+// map) gets the redo LSN itself, so recovery replays it first; when it
+// cannot be appended the checkpoint does not begin (a redo point without
+// it would restart replay with the wrong map), and the tick retries.
+func TestBeginRecordIsLoggedAtTheRedoPoint(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		dbmap := AppendDBMap(nil, []int{1, 0, 2})
+		e := newEnv(t, kind, envOpts{beginRecord: func() []byte { return dbmap }})
+		e.fill("k", 20, 100)
+		failures := 1
+		e.on(func() {
+			e.wal.appendErr = func(p []byte) error {
+				if p[0] == KindDBMap && failures > 0 {
+					failures--
+					return errors.New("injected: WAL refuses records")
+				}
+				return nil
+			}
+		})
+		ch := e.save()
+		var st State
+		var begins int
+		e.on(func() { st, begins = e.m.State(), len(e.begins) })
+		if st != Idle || begins != 0 {
+			t.Fatalf("a checkpoint began (state %v, %d begins) although its redo record was refused", st, begins)
+		}
+		e.on(e.m.Tick)
+		if err := e.wait(ch); err != nil {
+			t.Fatal(err)
+		}
+		redo := e.published1()
+		var payload []byte
+		e.on(func() { payload = e.wal.payloads[redo-1] }) // the fake WAL's LSNs start at 1
+		m, err := DecodeDBMap(payload)
+		if err != nil || !slices.Equal(m, []int{1, 0, 2}) {
+			t.Fatalf("record at the redo point %d: %v, %v", redo, m, err)
+		}
+	})
+}
+
+func TestDBMapPayloadRoundTrip(t *testing.T) {
+	for _, m := range [][]int{{0}, {3, 1, 0, 2}, make([]int, 300)} {
+		got, err := DecodeDBMap(AppendDBMap(nil, m))
+		if err != nil || !slices.Equal(got, m) {
+			t.Fatalf("%v -> %v, %v", m, got, err)
+		}
+	}
+	for _, bad := range [][]byte{nil, {KindEnd}, {KindDBMap}, {KindDBMap, 2, 0}, {KindDBMap, 1, 0, 7}} {
+		if _, err := DecodeDBMap(bad); !errors.Is(err, ErrPayload) {
+			t.Fatalf("DecodeDBMap(%v) = %v, want ErrPayload", bad, err)
+		}
+	}
+}

@@ -272,6 +272,7 @@ type env struct {
 }
 
 type envOpts struct {
+	beginRecord  func() []byte
 	batchPages   int
 	maxFileSize  int64
 	shutdownWait time.Duration
@@ -320,6 +321,7 @@ func newEnv(t testing.TB, kind runtime.Kind, eo envOpts) *env {
 			OnPoison:      func(err error) { e.poisoned = err },
 			OnStep:        func(s Step) { e.steps = append(e.steps, s) },
 			OnBegin:       func(redo uint64) { e.begins = append(e.begins, redo) },
+			BeginRecord:   eo.beginRecord,
 			OnVanished: func(f uint32, retired bool) {
 				e.vanished = append(e.vanished, heap.FileName(f)+map[bool]string{true: " retired", false: " unexpected"}[retired])
 				if !retired {

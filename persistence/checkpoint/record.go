@@ -16,6 +16,11 @@ const (
 	KindFPI byte = 1
 	// KindEnd marks a checkpoint that reached its finalize step.
 	KindEnd byte = 2
+	// KindDBMap is the shard's map from logical database numbers to the
+	// physical ones heap keys name (SWAPDB permutes it), logged at a
+	// checkpoint's redo point when it is not the identity (see
+	// Options.BeginRecord): recovery starts from it.
+	KindDBMap byte = 3
 )
 
 // Payload sizes.
@@ -82,4 +87,41 @@ func Recyclable(firsts []uint64, redo uint64) []uint64 {
 		out = append(out, firsts[i])
 	}
 	return out
+}
+
+// AppendDBMap appends the payload of a database map: for each logical
+// database, its physical number.
+func AppendDBMap(dst []byte, m []int) []byte {
+	dst = append(dst, KindDBMap)
+	dst = binary.AppendUvarint(dst, uint64(len(m)))
+	for _, p := range m {
+		dst = binary.AppendUvarint(dst, uint64(p))
+	}
+	return dst
+}
+
+// DecodeDBMap returns the database map of a KindDBMap payload. It checks
+// the encoding, not that the map is a permutation (the keyspace does).
+func DecodeDBMap(payload []byte) ([]int, error) {
+	if len(payload) == 0 || payload[0] != KindDBMap {
+		return nil, fmt.Errorf("%w: not a database map", ErrPayload)
+	}
+	b := payload[1:]
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, fmt.Errorf("%w: database map: bad length", ErrPayload)
+	}
+	b = b[k:]
+	m := make([]int, n)
+	for i := range m {
+		v, k := binary.Uvarint(b)
+		if k <= 0 || v > 1<<31 {
+			return nil, fmt.Errorf("%w: database map: bad entry %d", ErrPayload, i)
+		}
+		m[i], b = int(v), b[k:]
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("%w: database map: %d trailing bytes", ErrPayload, len(b))
+	}
+	return m, nil
 }

@@ -424,6 +424,10 @@ func (b *boot) visit(s segment, rec wal.Record, off int64) error {
 		if _, err := checkpoint.DecodeEnd(rec.Payload); err != nil {
 			return fmt.Errorf("checkpoint record LSN %d at byte %d: %w", rec.LSN, off, err)
 		}
+	case checkpoint.KindDBMap:
+		if _, err := checkpoint.DecodeDBMap(rec.Payload); err != nil {
+			return fmt.Errorf("checkpoint record LSN %d at byte %d: %w", rec.LSN, off, err)
+		}
 	case checkpoint.KindFPI:
 		id, _, err := checkpoint.DecodeFPI(rec.Payload)
 		if err != nil {
