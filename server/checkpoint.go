@@ -127,7 +127,19 @@ func (w *worker) recoverPersisted(walDir string) (*wal.RecoverResult, *recovery.
 		Salvage: s.cfg.WALSalvage || os.Getenv(wal.SalvageEnv) == "1",
 		Apply: func(lsn uint64, typ wal.RecordType, payload []byte) error {
 			if typ != wal.RecordData {
-				return nil // full-page images were used by recovery.Open
+				// Full-page images were used by recovery.Open. The
+				// database map logged at the redo point is the map
+				// replay starts from (absent: the identity).
+				if lsn == st.Redo && len(payload) > 0 && payload[0] == checkpoint.KindDBMap {
+					m, err := checkpoint.DecodeDBMap(payload)
+					if err == nil {
+						err = w.ks.SetDBMap(m)
+					}
+					if err != nil {
+						return fmt.Errorf("record %d: database map: %w", lsn, err)
+					}
+				}
+				return nil
 			}
 			w.replayedData++
 			db, a, err := wal.DecodeCommandInto(args[:0], payload)
@@ -216,6 +228,7 @@ func (w *worker) startCheckpoints(st *recovery.State, superseded []heap.RecordID
 		PublishedRedo: published,
 		Interval:      s.cfg.CheckpointTimeout,
 		OnBegin:       w.checkpointBegan,
+		BeginRecord:   w.dbMapRecord,
 		OnPublished:   w.checkpointPublished,
 		OnPoison:      w.checkpointPoisoned,
 		OnVanished:    w.heapFileVanished,
@@ -255,6 +268,16 @@ func (w *worker) maybeWALFull() {
 		return
 	}
 	w.ckpt.mgr.MaybeWALFull(w.walBytesSinceCheckpoint(), w.ckpt.maxWAL/2)
+}
+
+// dbMapRecord is the record a checkpoint logs at its redo point: the map
+// from logical databases to the physical ones heap keys name, when SWAPDB
+// made it other than the identity.
+func (w *worker) dbMapRecord() []byte {
+	if w.ks.IdentityDBMap() {
+		return nil
+	}
+	return checkpoint.AppendDBMap(nil, w.ks.DBMap())
 }
 
 func (w *worker) checkpointBegan(redo uint64) {

@@ -376,3 +376,130 @@ func dirSize(t *testing.T, dir string) int64 {
 	}
 	return n
 }
+
+// TestSwapDBSurvivesCheckpointsAndCrashes: SWAPDB before a checkpoint,
+// after it, and a crash in the middle of the checkpoint that follows it;
+// every restart finds each key in the database SWAPDB put it in.
+func TestSwapDBSurvivesCheckpointsAndCrashes(t *testing.T) {
+	dir := t.TempDir()
+	common := []string{"--appendfsync", "always", "--checkpoint-timeout", "3600"}
+	s := startServerIn(t, dir, "uring", 1, append(common, "--test-crash-at", string(checkpoint.StepMidPwrite)+"@3")...)
+	ctx := ctx(t)
+	db := func(s *server, n int) *redis.Client {
+		c := redis.NewClient(&redis.Options{Addr: s.addr(), DB: n, DisableIdentity: true})
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	val := strings.Repeat("v", 300)
+	pipe := db(s, 0).Pipeline()
+	for i := 0; i < 2000; i++ {
+		pipe.Set(ctx, "a"+strconv.Itoa(i), val, 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db(s, 1).Set(ctx, "in1", "one", 0)
+	c0 := db(s, 0)
+	if err := c0.Save(ctx).Err(); err != nil { // checkpoint 1: a* in physical db 0
+		t.Fatal(err)
+	}
+	c0.Do(ctx, "SWAPDB", 0, 1)
+	if err := c0.Save(ctx).Err(); err != nil { // checkpoint 2: logs the map at its redo point
+		t.Fatal(err)
+	}
+	c0.Do(ctx, "SWAPDB", 0, 2) // db0 (was db1: in1) <-> db2 (empty)
+	db(s, 0).Set(ctx, "new0", "x", 0)
+	pipe = db(s, 1).Pipeline()
+	for i := 0; i < 2000; i++ {
+		pipe.Set(ctx, "a"+strconv.Itoa(i), val+"2", 0) // every page dirty again
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c0.BgSave(ctx) // checkpoint 3 dies mid-pwrite
+	if code := s.exitCode(); code != -1 {
+		t.Fatalf("exit %d, want the test hook's SIGKILL\n%s", code, s.log.String())
+	}
+	for round := 0; round < 2; round++ {
+		s2 := startServerIn(t, dir, "uring", 1, common...)
+		if got, _ := db(s2, 1).Get(ctx, "a1999").Result(); got != val+"2" {
+			t.Fatalf("round %d: db1 a1999 = %.10q", round, got)
+		}
+		if n, _ := db(s2, 1).DBSize(ctx).Result(); n != 2000 {
+			t.Fatalf("round %d: db1 holds %d keys, want 2000", round, n)
+		}
+		if got, _ := db(s2, 2).Get(ctx, "in1").Result(); got != "one" {
+			t.Fatalf("round %d: db2 in1 = %q", round, got)
+		}
+		if got, _ := db(s2, 0).Get(ctx, "new0").Result(); got != "x" {
+			t.Fatalf("round %d: db0 new0 = %q", round, got)
+		}
+		if n, _ := db(s2, 0).DBSize(ctx).Result(); n != 1 {
+			t.Fatalf("round %d: db0 holds %d keys, want 1", round, n)
+		}
+		if round == 0 {
+			if err := db(s2, 0).Save(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s2.kill9()
+	}
+}
+
+// TestEmptyHeapFileIsTombstonedThenUnlinked: a heap file whose keys were
+// all deleted is tombstoned after the checkpoint that wrote the deletions,
+// and unlinked only after the next one committed the tombstone; a restart
+// with the tombstone not yet committed finds a consistent heap.
+func TestEmptyHeapFileIsTombstonedThenUnlinked(t *testing.T) {
+	dir := t.TempDir()
+	heapFiles := func() int {
+		m, _ := filepath.Glob(filepath.Join(dir, "shard-000", "heap", "heap-*.dat"))
+		return len(m)
+	}
+	s := startServerIn(t, dir, "pool", 1)
+	c := s.client(2)
+	ctx := ctx(t)
+	for i := 0; i < 100; i++ {
+		c.Set(ctx, "k"+strconv.Itoa(i), i, 0)
+	}
+	c.Save(ctx)
+	if n := heapFiles(); n != 1 {
+		t.Fatalf("%d heap files after the first SAVE", n)
+	}
+	for i := 0; i < 100; i++ {
+		c.Del(ctx, "k"+strconv.Itoa(i))
+	}
+	c.Save(ctx) // writes the deletions, then tombstones the empty file (in memory)
+	if n := heapFiles(); n != 1 {
+		t.Fatalf("%d heap files: the tombstoned file went before its tombstone was committed", n)
+	}
+	s.kill9()
+	s = startServerIn(t, dir, "pool", 1)
+	c = s.client(2)
+	if n, _ := c.DBSize(ctx).Result(); n != 0 {
+		t.Fatalf("DBSIZE %d after a restart with an empty heap file", n)
+	}
+	c.Save(ctx) // the empty file is tombstoned again
+	if n := heapFiles(); n != 1 {
+		t.Fatalf("%d heap files before the tombstone was committed", n)
+	}
+	c.Save(ctx) // commits the tombstone; the file goes
+	deadline := time.Now().Add(10 * time.Second)
+	for heapFiles() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d heap files: the empty one was never unlinked\n%s", heapFiles(), s.log.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c.Set(ctx, "after", "a", 0)
+	c.Save(ctx)
+	s.kill9()
+	s = startServerIn(t, dir, "pool", 1)
+	c = s.client(2)
+	if got, _ := c.Get(ctx, "after").Result(); got != "a" {
+		t.Fatalf("after = %q", got)
+	}
+	if n, _ := c.DBSize(ctx).Result(); n != 1 {
+		t.Fatalf("DBSIZE %d at the end", n)
+	}
+}
