@@ -460,6 +460,7 @@ func (m *Manager) begin() {
 			}
 		}
 	}
+	m.requested = false // a request that waited for this begin is served by it
 	m.state = Writing
 	m.redo = redo
 	m.keys = m.o.Source.TakeDirty()

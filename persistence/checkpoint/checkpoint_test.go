@@ -724,6 +724,13 @@ func TestBeginRecordIsLoggedAtTheRedoPoint(t *testing.T) {
 		if err != nil || !slices.Equal(m, []int{1, 0, 2}) {
 			t.Fatalf("record at the redo point %d: %v, %v", redo, m, err)
 		}
+		// The retried request was served by that one checkpoint: no
+		// second one follows it.
+		e.on(e.m.Tick)
+		e.on(func() { st, begins = e.m.State(), len(e.begins) })
+		if st != Idle || begins != 1 {
+			t.Fatalf("after the retried checkpoint: state %v, %d begins, want idle and 1", st, begins)
+		}
 	})
 }
 
