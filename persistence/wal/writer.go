@@ -88,7 +88,8 @@ type Writer struct {
 	created     uint64     // first LSN of the last segment created
 	inflight    *Group
 	syncing     bool // an everysec fdatasync is in flight
-	closeAfter  bool // close seg once the fdatasync in flight returns
+	closeAfter  bool       // close closeFD once the fdatasync in flight returns
+	closeFD     runtime.FD // the sealed segment that fdatasync runs on
 	retryDelay  time.Duration
 	retryTimer  *runtime.Timer
 	syncTicker  *runtime.Timer
@@ -248,23 +249,29 @@ func (w *Writer) Sync() {
 		w.stats.Datasyncs++
 		w.app.MarkDurable(target)
 		if w.closeAfter {
+			// The sealed segment this fdatasync ran on; the writer may
+			// have a newer one open by now.
 			w.closeAfter = false
-			w.closeSegment()
+			w.be.Close(w.closeFD, nil)
 		}
 		w.progress()
 	})
 }
 
-// closeSegment closes the sealed segment, after an fdatasync in flight on it.
+// closeSegment closes the sealed segment, after an fdatasync in flight on
+// it. The writer is done with it at once: the next group creates the next
+// segment, which must never be the one a late close hits.
 func (w *Writer) closeSegment() {
-	if w.syncing {
-		w.closeAfter = true
+	if w.segFirst == 0 {
 		return
 	}
-	if w.segFirst != 0 {
-		w.be.Close(w.seg, nil)
-		w.segFirst = 0
+	fd := w.seg
+	w.segFirst = 0
+	if w.syncing {
+		w.closeAfter, w.closeFD = true, fd
+		return
 	}
+	w.be.Close(fd, nil)
 }
 
 // createSegment makes the segment file for h: a temporary file with the

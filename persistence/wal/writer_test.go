@@ -225,6 +225,45 @@ func TestWriterFdatasyncErrorPoisonsTheLog(t *testing.T) {
 	})
 }
 
+// TestSyncInFlightAcrossARotationClosesOnlyTheSealedSegment: an fdatasync
+// that Sync started (the checkpoint's WAL barrier) is still in flight when
+// the segment is sealed and the next one created; when it returns, the
+// sealed segment is closed, not the new one, and writing goes on.
+func TestSyncInFlightAcrossARotationClosesOnlyTheSealedSegment(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newWriterEnv(t, kind, FsyncNo, 4096)
+		last := e.appendN(0, 5)
+		e.waitUntil("written", func() bool { return e.w.Appender().WrittenLSN() >= last })
+		e.on(func() {
+			e.be.holdSyncs = true
+			e.w.Sync()
+		})
+		// Enough records to seal the segment and open the next ones.
+		last = e.appendN(5, 200)
+		e.waitUntil("written past the rotation", func() bool { return e.w.Appender().WrittenLSN() >= last })
+		var segs int64
+		e.on(func() {
+			segs = e.w.Stats().Segments
+			e.be.holdSyncs = false
+			for _, f := range e.be.held {
+				f()
+			}
+			e.be.held = nil
+		})
+		if segs < 2 {
+			t.Fatalf("only %d segments: no rotation while the fdatasync was held", segs)
+		}
+		e.waitUntil("the held fdatasync returned", func() bool { return !e.w.Busy() })
+		last = e.appendN(205, 50)
+		e.waitUntil("written after the rotation", func() bool { return e.w.Appender().WrittenLSN() >= last })
+		if err := e.close(); err != nil {
+			t.Fatal(err)
+		}
+		keys, _ := recoverKeys(t, e.dir)
+		checkKeys(t, keys, 255)
+	})
+}
+
 // faultBackend injects failures into the writer's chains: the pwrite of the
 // next failWrites chains fails with ENOSPC, the fdatasync of the next
 // failSyncs chains with EIO. Results arrive asynchronously, as the Backend
@@ -234,6 +273,16 @@ type faultBackend struct {
 	loop       *runtime.Loop
 	failWrites int
 	failSyncs  int
+	holdSyncs  bool     // hold standalone fdatasyncs (Writer.Sync) until release
+	held       []func() // the held ones
+}
+
+func (f *faultBackend) Fdatasync(fd runtime.FD, cb func(error)) {
+	if f.holdSyncs {
+		f.held = append(f.held, func() { f.Backend.Fdatasync(fd, cb) })
+		return
+	}
+	f.Backend.Fdatasync(fd, cb)
 }
 
 func (f *faultBackend) Chain(ops []runtime.Op, cb func([]runtime.Result)) {
