@@ -116,6 +116,10 @@ type Options struct {
 	// WriteChunk bounds the keys written into pages per loop step
 	// (default 1024).
 	WriteChunk int
+	// StepBudget bounds the time one loop step spends writing keys into
+	// pages (default 200 µs): between steps the loop serves its clients,
+	// so this is the longest a checkpoint delays a reply.
+	StepBudget time.Duration
 	// RetryBackoff is the first delay before a failed step is retried by
 	// a later Tick (default 10 ms, doubling up to 1 s).
 	RetryBackoff time.Duration
@@ -282,6 +286,9 @@ func New(o Options) *Manager {
 	o.BatchPages = min(o.BatchPages, runtime.MaxChainLen)
 	if o.WriteChunk <= 0 {
 		o.WriteChunk = 1024
+	}
+	if o.StepBudget <= 0 {
+		o.StepBudget = 200 * time.Microsecond
 	}
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = 10 * time.Millisecond
@@ -525,10 +532,12 @@ func (m *Manager) heapFailed(err error) {
 	m.retryLater(err)
 }
 
-// writeSome writes up to WriteChunk keys' versions into pages.
+// writeSome writes up to WriteChunk keys' versions into pages, for at most
+// StepBudget.
 func (m *Manager) writeSome() bool {
+	start := time.Now()
 	for n := 0; m.keyIdx < len(m.keys); n++ {
-		if n == m.o.WriteChunk {
+		if n == m.o.WriteChunk || (n%32 == 31 && time.Since(start) >= m.o.StepBudget) {
 			m.busy = true
 			m.o.Loop.AfterFunc(0, func() {
 				m.busy = false
