@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"net"
 	"strconv"
 	"sync"
@@ -64,6 +65,9 @@ type Server struct {
 	CrashAt CrashPoint
 }
 
+// bootGCPercent is GOGC while the shards load their data.
+const bootGCPercent = 400
+
 // New prepares a server for cfg; Start starts it.
 func New(cfg *config.Config, log *slog.Logger) *Server {
 	if log == nil {
@@ -114,7 +118,12 @@ func (s *Server) Start() error {
 		}
 		s.workers[i] = newWorker(s, i, loop)
 	}
-	// Every shard recovers its WAL on its own thread, all at once.
+	// Every shard recovers its WAL on its own thread, all at once. Boot
+	// only allocates what it keeps (keys and values, most of the heap the
+	// server will ever have): collecting as often as the default GOGC
+	// asks would spend a quarter of the boot scanning a growing heap.
+	gc := debug.SetGCPercent(bootGCPercent)
+	defer debug.SetGCPercent(gc)
 	errs := make(chan error, len(s.workers))
 	for _, w := range s.workers {
 		go func() {
