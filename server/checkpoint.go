@@ -207,7 +207,7 @@ func (w *worker) startCheckpoints(st *recovery.State, superseded []heap.RecordID
 	s := w.srv
 	c := w.ckpt
 	app := w.wal.Appender()
-	c.barrier = &checkpoint.LogBarrier{App: app, Loop: w.loop, Force: w.wal.Sync}
+	c.barrier = &checkpoint.LogBarrier{App: app, Writer: w.wal, Loop: w.loop, Force: w.wal.Sync}
 	w.wal.OnSegment = func(first uint64) { c.segs = append(c.segs, first) }
 	w.ks.LastLSN = func() uint64 { return app.NextLSN() - 1 }
 	w.ks.TrackDirty = true
@@ -234,6 +234,10 @@ func (w *worker) startCheckpoints(st *recovery.State, superseded []heap.RecordID
 		OnVanished:    w.heapFileVanished,
 		OnNeedPage:    w.loadPage,
 		OnStep:        w.checkpointStep,
+		// The crash points between a batch's WAL barrier and its page
+		// writes exist in the process only when the writes are not
+		// linked after the barrier.
+		UnlinkedWrites: s.CrashAt.Step == checkpoint.StepBarrier || s.CrashAt.Step == checkpoint.StepMidPwrite,
 	})
 	for _, id := range superseded {
 		c.mgr.Deferred().Add(published, id)

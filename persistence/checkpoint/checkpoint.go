@@ -61,6 +61,13 @@ type WAL interface {
 	// that keeps it from being so. Under appendfsync always it waits for
 	// the group commit; otherwise it forces an fdatasync.
 	Barrier(lsn uint64, done func(error))
+	// WriteAfter runs ops (page writes) once every record through lsn is
+	// durable and calls done with their results, on the loop's thread
+	// and never inside the call: linked after the WAL write and fdatasync
+	// that make lsn durable (wal.Writer.WriteAfterDurable), so the kernel
+	// enforces log before data. err is the WAL's failure, which cancels
+	// them (res is then ECANCELED or nil).
+	WriteAfter(lsn uint64, ops []runtime.Op, done func(res []runtime.Result, err error))
 }
 
 // Version is a dirty key's state at the moment the checkpoint writes it.
@@ -111,7 +118,8 @@ type Options struct {
 	// checkpoint when this long passed since the last one began.
 	Interval time.Duration
 	// BatchPages bounds a flush batch (default 64, at most
-	// runtime.MaxChainLen).
+	// runtime.MaxChainLen-2: a batch's writes share a chain with the WAL
+	// write and fdatasync).
 	BatchPages int
 	// WriteChunk bounds the keys written into pages per loop step
 	// (default 1024).
@@ -157,6 +165,11 @@ type Options struct {
 	// crash points end-to-end tests stop the process at. Production
 	// leaves it nil.
 	OnStep func(Step)
+	// UnlinkedWrites (tests only) waits for the WAL barrier's completion
+	// before submitting a batch's page writes, one by one, instead of
+	// linking them after the WAL's fdatasync: StepBarrier and
+	// StepMidPwrite are points in the process only then.
+	UnlinkedWrites bool
 }
 
 // Step names a point inside a checkpoint that tests crash at on purpose.
@@ -283,7 +296,7 @@ func New(o Options) *Manager {
 	if o.BatchPages <= 0 {
 		o.BatchPages = 64
 	}
-	o.BatchPages = min(o.BatchPages, runtime.MaxChainLen)
+	o.BatchPages = min(o.BatchPages, runtime.MaxChainLen-2)
 	if o.WriteChunk <= 0 {
 		o.WriteChunk = 1024
 	}
@@ -700,6 +713,10 @@ func (m *Manager) flushBatch(batch []*heap.Frame) bool {
 	}
 	m.busy = true
 	m.stats.Barriers++
+	if !m.o.UnlinkedWrites {
+		m.writeLinked(write, through)
+		return false
+	}
 	m.o.WAL.Barrier(through, func(err error) {
 		if err != nil {
 			m.busy = false
@@ -715,6 +732,82 @@ func (m *Manager) flushBatch(batch []*heap.Frame) bool {
 	return false
 }
 
+// pageWrite is one page write of a batch: the frame, and the version of
+// its bytes that went out.
+type pageWrite struct {
+	f       *heap.Frame
+	id      heap.PageID
+	version uint64
+}
+
+// writeLinked hands the batch's page writes to the WAL, linked after the
+// write and fdatasync that make the batch's FPIs and page LSNs durable.
+func (m *Manager) writeLinked(batch []*heap.Frame, through uint64) {
+	var pws []pageWrite
+	var ops []runtime.Op
+	for _, f := range batch {
+		if !m.flushable(f) {
+			continue
+		}
+		fd, open := m.fds[f.ID().File]
+		if f.FPIPending() || !open {
+			m.pass.Failed++
+			m.stats.PagesFailed++
+			continue
+		}
+		pw := pageWrite{f: f, id: f.ID(), version: m.cache.BeginWrite(f)}
+		buf := make([]byte, heap.PageSize)
+		f.Page.EncodeInto(buf)
+		ops = append(ops, runtime.Op{Kind: runtime.OpPwrite, FD: fd, Buf: buf, Off: heap.PageOffset(pw.id.Page)})
+		pws = append(pws, pw)
+	}
+	if len(ops) == 0 {
+		m.o.Loop.AfterFunc(0, func() {
+			m.busy = false
+			m.advance()
+		})
+		return
+	}
+	m.o.WAL.WriteAfter(through, ops, func(res []runtime.Result, err error) {
+		m.busy = false
+		if err != nil {
+			m.stats.LastError = fmt.Sprintf("checkpoint: WAL barrier through %d: %v", through, err)
+		}
+		for i, pw := range pws {
+			perr := err
+			if i < len(res) {
+				perr = res[i].Err
+				if perr == nil && res[i].N != heap.PageSize {
+					perr = runtime.ErrShort
+				}
+			} else if perr == nil {
+				perr = runtime.ErrShort
+			}
+			m.pageWritten(pw, perr)
+		}
+		m.advance()
+	})
+}
+
+// pageWritten records the outcome of one page write.
+func (m *Manager) pageWritten(pw pageWrite, err error) {
+	if v, _ := m.cache.Vanished(pw.id.File); v {
+		return
+	}
+	if err != nil {
+		m.pass.Failed++
+		m.stats.PagesFailed++
+		m.stats.LastError = fmt.Sprintf("checkpoint: write page %v: %v", pw.id, err)
+		return
+	}
+	m.fileGen[pw.id.File] = m.sync.MarkWritten(pw.id.File)
+	m.cache.WriteDone(pw.f, pw.version)
+	m.pass.Flushed++
+	m.stats.PagesFlushed++
+}
+
+// writePages submits the batch's page writes one by one, once the WAL
+// barrier completed (UnlinkedWrites).
 func (m *Manager) writePages(batch []*heap.Frame) {
 	pending := 0
 	done := func() {
@@ -733,31 +826,16 @@ func (m *Manager) writePages(batch []*heap.Frame) {
 			m.stats.PagesFailed++
 			continue
 		}
-		version := m.cache.BeginWrite(f)
+		pw := pageWrite{f: f, id: f.ID(), version: m.cache.BeginWrite(f)}
 		buf := make([]byte, heap.PageSize)
 		f.Page.EncodeInto(buf)
-		id := f.ID()
 		pending++
-		m.be.Pwrite(fd, buf, heap.PageOffset(id.Page), func(n int, err error) {
+		m.be.Pwrite(fd, buf, heap.PageOffset(pw.id.Page), func(n int, err error) {
 			if err == nil && n != heap.PageSize {
 				err = runtime.ErrShort
 			}
-			if v, _ := m.cache.Vanished(id.File); v {
-				done()
-				return
-			}
-			if err != nil {
-				m.pass.Failed++
-				m.stats.PagesFailed++
-				m.stats.LastError = fmt.Sprintf("checkpoint: write page %v: %v", id, err)
-				done()
-				return
-			}
-			m.fileGen[id.File] = m.sync.MarkWritten(id.File)
-			m.cache.WriteDone(f, version)
-			m.pass.Flushed++
-			m.stats.PagesFlushed++
-			if pending > 1 {
+			m.pageWritten(pw, err)
+			if err == nil && pending > 1 {
 				m.step(StepMidPwrite)
 			}
 			done()

@@ -634,9 +634,25 @@ func TestFailedWALBarrierLeavesTheBatchUnflushed(t *testing.T) {
 // barrier before any page write, every write before the first fsync, the
 // fsyncs before the control file, the control file before anything is
 // recycled (OnPublished). The end-to-end tests kill the process there.
+//
+// With the page writes linked after the WAL's fdatasync (the default) there
+// is no point in the process between the barrier and the writes: only
+// after-fpi, after-pwrite, after-fsync and after-control are passed.
 func TestCheckpointPassesEveryCrashStepInOrder(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
 		e := newEnv(t, kind, envOpts{batchPages: 2})
+		e.fill("k", 200, 100)
+		if err := e.wait(e.save()); err != nil {
+			t.Fatal(err)
+		}
+		var steps []Step
+		e.on(func() { steps = slices.Compact(slices.Clone(e.steps)) })
+		if want := []Step{StepFPIAppended, StepPwritten, StepFsynced, StepControlWritten}; !slices.Equal(steps, want) {
+			t.Fatalf("linked writes passed %v, want %v", steps, want)
+		}
+	})
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newEnv(t, kind, envOpts{batchPages: 2, unlinked: true})
 		e.fill("k", 200, 100)
 		var redo uint64
 		e.on(func() { redo = e.wal.next })

@@ -136,6 +136,7 @@ func (f *faultBackend) Close(fd runtime.FD, cb func(error)) {
 // barriers that complete asynchronously.
 type fakeWAL struct {
 	loop       *runtime.Loop
+	be         runtime.Backend // page writes of WriteAfter go through it, one by one
 	next       uint64
 	durable    uint64
 	types      []wal.RecordType
@@ -168,6 +169,30 @@ func (w *fakeWAL) Barrier(lsn uint64, done func(error)) {
 			w.durable = max(w.durable, lsn)
 		}
 		done(err)
+	})
+}
+
+// WriteAfter is Barrier followed by the page writes, each through the
+// (fault-injecting) backend, so that injected write failures apply.
+func (w *fakeWAL) WriteAfter(lsn uint64, ops []runtime.Op, done func([]runtime.Result, error)) {
+	w.barriers++
+	err := w.barrierErr
+	w.loop.AfterFunc(0, func() {
+		if err != nil {
+			done(nil, err)
+			return
+		}
+		w.durable = max(w.durable, lsn)
+		res := make([]runtime.Result, len(ops))
+		pending := len(ops)
+		for i, op := range ops {
+			w.be.Pwrite(op.FD, op.Buf, op.Off, func(n int, err error) {
+				res[i] = runtime.Result{N: n, Err: err}
+				if pending--; pending == 0 {
+					done(res, nil)
+				}
+			})
+		}
 	})
 }
 
@@ -272,6 +297,7 @@ type env struct {
 }
 
 type envOpts struct {
+	unlinked     bool // Options.UnlinkedWrites
 	beginRecord  func() []byte
 	batchPages   int
 	maxFileSize  int64
@@ -302,26 +328,27 @@ func newEnv(t testing.TB, kind runtime.Kind, eo envOpts) *env {
 	e.h = h
 	e.on(func() {
 		e.be = newFaultBackend(loop)
-		e.wal = &fakeWAL{loop: loop, next: 1}
+		e.wal = &fakeWAL{loop: loop, be: e.be, next: 1}
 		e.src = &fakeSource{w: e.wal, keys: map[string]*keyState{}}
 		e.m = New(Options{
-			Loop:          loop,
-			Backend:       e.be,
-			ShardDir:      e.dir,
-			WAL:           e.wal,
-			Source:        e.src,
-			Heap:          h,
-			Manifest:      e.man,
-			PublishedRedo: 1,
-			Interval:      time.Hour,
-			BatchPages:    eo.batchPages,
-			RetryBackoff:  time.Nanosecond,
-			ShutdownWait:  eo.shutdownWait,
-			OnPublished:   func(redo uint64) { e.published = append(e.published, redo) },
-			OnPoison:      func(err error) { e.poisoned = err },
-			OnStep:        func(s Step) { e.steps = append(e.steps, s) },
-			OnBegin:       func(redo uint64) { e.begins = append(e.begins, redo) },
-			BeginRecord:   eo.beginRecord,
+			Loop:           loop,
+			Backend:        e.be,
+			ShardDir:       e.dir,
+			WAL:            e.wal,
+			Source:         e.src,
+			Heap:           h,
+			Manifest:       e.man,
+			PublishedRedo:  1,
+			Interval:       time.Hour,
+			BatchPages:     eo.batchPages,
+			RetryBackoff:   time.Nanosecond,
+			ShutdownWait:   eo.shutdownWait,
+			OnPublished:    func(redo uint64) { e.published = append(e.published, redo) },
+			OnPoison:       func(err error) { e.poisoned = err },
+			OnStep:         func(s Step) { e.steps = append(e.steps, s) },
+			OnBegin:        func(redo uint64) { e.begins = append(e.begins, redo) },
+			BeginRecord:    eo.beginRecord,
+			UnlinkedWrites: eo.unlinked,
 			OnVanished: func(f uint32, retired bool) {
 				e.vanished = append(e.vanished, heap.FileName(f)+map[bool]string{true: " retired", false: " unexpected"}[retired])
 				if !retired {

@@ -15,9 +15,10 @@ import (
 // now (wal.Writer.Sync): without it, a barrier waits for the everysec
 // tick, and under appendfsync no it never completes.
 type LogBarrier struct {
-	App   *wal.Appender
-	Loop  *runtime.Loop
-	Force func()
+	App    *wal.Appender
+	Writer *wal.Writer // WriteAfter links page writes into its chains
+	Loop   *runtime.Loop
+	Force  func()
 
 	waiters []barrierWaiter
 }
@@ -39,6 +40,12 @@ func (b *LogBarrier) Append(typ wal.RecordType, payload []byte) (uint64, error) 
 func (b *LogBarrier) Barrier(lsn uint64, done func(error)) {
 	b.waiters = append(b.waiters, barrierWaiter{lsn, done})
 	b.Loop.AfterFunc(0, b.Progress)
+}
+
+// WriteAfter implements WAL: the writer links ops after the WAL write and
+// fdatasync that make lsn durable.
+func (b *LogBarrier) WriteAfter(lsn uint64, ops []runtime.Op, done func([]runtime.Result, error)) {
+	b.Writer.WriteAfterDurable(lsn, ops, done)
 }
 
 // Progress completes the barriers the log's state allows: those through

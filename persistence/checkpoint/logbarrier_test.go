@@ -29,7 +29,7 @@ func TestCheckpointOverTheRealWALWriterLogsFPIsBeforeTheControlFile(t *testing.T
 		e.on(func() {
 			app = wal.NewAppender(wal.AppenderOptions{NextLSN: 1})
 			w = wal.NewWriter(e.loop, e.loop.Backend(), app, walDir, wal.FsyncAlways)
-			lb := &LogBarrier{App: app, Loop: e.loop}
+			lb := &LogBarrier{App: app, Writer: w, Loop: e.loop}
 			w.OnProgress = lb.Progress
 			e.loop.BeforeWait(w.Kick)
 			e.wal.next = 0 // unused: the source appends through app below
@@ -121,7 +121,7 @@ func TestLogBarrierForcesASyncWhenThePolicyIsNotAlways(t *testing.T) {
 	e.on(func() {
 		app := wal.NewAppender(wal.AppenderOptions{NextLSN: 1})
 		w := wal.NewWriter(e.loop, e.loop.Backend(), app, walDir, wal.FsyncNo)
-		lb = &LogBarrier{App: app, Loop: e.loop, Force: func() {
+		lb = &LogBarrier{App: app, Writer: w, Loop: e.loop, Force: func() {
 			forced++
 			w.Sync()
 		}}

@@ -88,6 +88,7 @@ type Writer struct {
 	created     uint64     // first LSN of the last segment created
 	inflight    *Group
 	syncing     bool // an everysec fdatasync is in flight
+	trailers    []trailer  // data-file writes waiting for the WAL (WriteAfterDurable)
 	closeAfter  bool       // close closeFD once the fdatasync in flight returns
 	closeFD     runtime.FD // the sealed segment that fdatasync runs on
 	retryDelay  time.Duration
@@ -122,11 +123,13 @@ func (w *Writer) Busy() bool { return w.inflight != nil || w.syncing }
 // appended in the iteration goes out in one write; the writer calls it
 // again when a group completes.
 func (w *Writer) Kick() {
+	w.runReadyTrailers()
 	if w.inflight != nil || w.retryTimer != nil || w.app.Poisoned() != nil {
 		return
 	}
 	g := w.app.Take()
 	if g == nil {
+		w.syncForTrailers()
 		return
 	}
 	w.inflight = g
@@ -149,14 +152,19 @@ func (w *Writer) write(g *Group) {
 	if w.segFirst != g.Segment.FirstLSN {
 		panic(fmt.Sprintf("wal: group for segment %d with segment %d open", g.Segment.FirstLSN, w.segFirst))
 	}
-	sync := w.Policy == FsyncAlways || g.Sealed
+	attached := w.takeTrailers(g.LastLSN, 2)
+	sync := w.Policy == FsyncAlways || g.Sealed || len(attached) > 0
 	ops := []runtime.Op{{Kind: runtime.OpPwrite, FD: w.seg, Buf: g.Buf, Off: g.Offset}}
 	if sync {
 		ops = append(ops, runtime.Op{Kind: runtime.OpFdatasync, FD: w.seg})
 	}
+	ops = appendTrailerOps(ops, attached)
 	w.be.Chain(ops, func(res []runtime.Result) {
+		tail := res[min(2, len(res)):] // the trailers' steps
 		if res[0].Err != nil {
-			w.failed(g, fmt.Errorf("wal: write %d bytes at %d of %s: %w", len(g.Buf), g.Offset, SegmentName(g.Segment.FirstLSN), res[0].Err))
+			err := fmt.Errorf("wal: write %d bytes at %d of %s: %w", len(g.Buf), g.Offset, SegmentName(g.Segment.FirstLSN), res[0].Err)
+			finishTrailers(attached, tail, err)
+			w.failed(g, err)
 			return
 		}
 		w.inflight = nil
@@ -168,7 +176,9 @@ func (w *Writer) write(g *Group) {
 		w.app.Done(g, nil) // g belongs to the Appender again
 		if sync {
 			if err := res[1].Err; err != nil {
-				w.poison(fmt.Errorf("wal: fdatasync %s: %w", SegmentName(w.segFirst), err))
+				err = fmt.Errorf("wal: fdatasync %s: %w", SegmentName(w.segFirst), err)
+				finishTrailers(attached, tail, err)
+				w.poison(err)
 				return
 			}
 			w.stats.Datasyncs++
@@ -178,6 +188,7 @@ func (w *Writer) write(g *Group) {
 			w.closeSegment()
 		}
 		w.progress()
+		finishTrailers(attached, tail, nil)
 		w.Kick()
 	})
 }

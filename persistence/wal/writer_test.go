@@ -275,6 +275,7 @@ type faultBackend struct {
 	failSyncs  int
 	holdSyncs  bool     // hold standalone fdatasyncs (Writer.Sync) until release
 	held       []func() // the held ones
+	chains     [][]runtime.OpKind
 }
 
 func (f *faultBackend) Fdatasync(fd runtime.FD, cb func(error)) {
@@ -286,6 +287,11 @@ func (f *faultBackend) Fdatasync(fd runtime.FD, cb func(error)) {
 }
 
 func (f *faultBackend) Chain(ops []runtime.Op, cb func([]runtime.Result)) {
+	kinds := make([]runtime.OpKind, len(ops))
+	for i, op := range ops {
+		kinds[i] = op.Kind
+	}
+	f.chains = append(f.chains, kinds)
 	if len(ops) > 0 && ops[0].Kind == runtime.OpPwrite && ops[0].Off >= SegmentHeaderSize && f.failWrites > 0 {
 		f.failWrites--
 		res := make([]runtime.Result, len(ops))

@@ -1,0 +1,135 @@
+package wal
+
+import (
+	"fmt"
+
+	"github.com/moond-db/moond/runtime"
+)
+
+// trailer is a chain of data-file writes (a checkpoint's page writes) that
+// may run only once every WAL record through lsn is durable: log before
+// data.
+type trailer struct {
+	lsn  uint64
+	ops  []runtime.Op
+	done func(res []runtime.Result, err error)
+}
+
+// WriteAfterDurable runs ops once every record through lsn is durable and
+// calls done, on the loop's thread, with their results. When the records
+// are not durable yet, ops go into the same chain as the WAL write and
+// fdatasync that make them so, linked after them (on io_uring,
+// IOSQE_IO_LINK): the kernel itself keeps the data writes behind the log,
+// with no completion round trip in between, and a failed WAL write or
+// fdatasync cancels them (err says why; res then holds ECANCELED, or is
+// nil when they were never submitted). A group that would have gone out
+// without an fdatasync (appendfsync everysec and no) gets one. When lsn is
+// durable already, ops are submitted at once. ops is at most
+// runtime.MaxChainLen-2 steps.
+func (w *Writer) WriteAfterDurable(lsn uint64, ops []runtime.Op, done func(res []runtime.Result, err error)) {
+	if len(ops) > runtime.MaxChainLen-2 {
+		panic(fmt.Sprintf("wal: %d trailing writes, at most %d", len(ops), runtime.MaxChainLen-2))
+	}
+	w.trailers = append(w.trailers, trailer{lsn: lsn, ops: ops, done: done})
+	// Kick, once per loop iteration, links or submits it.
+}
+
+// runReadyTrailers submits the trailers whose records are durable, and
+// fails them all when the log is poisoned.
+func (w *Writer) runReadyTrailers() {
+	if len(w.trailers) == 0 {
+		return
+	}
+	err := w.app.Poisoned()
+	durable := w.app.DurableLSN()
+	var ready []trailer
+	keep := w.trailers[:0]
+	for _, t := range w.trailers {
+		if err != nil || t.lsn <= durable {
+			ready = append(ready, t)
+		} else {
+			keep = append(keep, t)
+		}
+	}
+	clear(w.trailers[len(keep):])
+	w.trailers = keep
+	for _, t := range ready {
+		if err != nil {
+			t.done(nil, err)
+			continue
+		}
+		w.be.Chain(t.ops, func(res []runtime.Result) { t.done(res, nil) })
+	}
+}
+
+// takeTrailers removes and returns the trailers that wait on records
+// through last, as many as fit in a chain that already has fixed steps.
+func (w *Writer) takeTrailers(last uint64, fixed int) []trailer {
+	var out []trailer
+	n := fixed
+	keep := w.trailers[:0]
+	for _, t := range w.trailers {
+		if t.lsn <= last && n+len(t.ops) <= runtime.MaxChainLen {
+			out = append(out, t)
+			n += len(t.ops)
+			continue
+		}
+		keep = append(keep, t)
+	}
+	clear(w.trailers[len(keep):])
+	w.trailers = keep
+	return out
+}
+
+func appendTrailerOps(ops []runtime.Op, ts []trailer) []runtime.Op {
+	for _, t := range ts {
+		ops = append(ops, t.ops...)
+	}
+	return ops
+}
+
+// finishTrailers hands each trailer its share of res, the chain's steps
+// after the WAL's.
+func finishTrailers(ts []trailer, res []runtime.Result, err error) {
+	for _, t := range ts {
+		n := min(len(t.ops), len(res))
+		t.done(res[:n:n], err)
+		res = res[n:]
+	}
+}
+
+// syncForTrailers: no group is queued, but trailers wait on records that
+// are written and not durable (their group went out without an
+// fdatasync): one chain of an fdatasync of the open segment and their
+// writes.
+func (w *Writer) syncForTrailers() {
+	if len(w.trailers) == 0 || w.syncing || w.segFirst == 0 {
+		return
+	}
+	target := w.app.WrittenLSN()
+	attached := w.takeTrailers(target, 1)
+	if len(attached) == 0 {
+		return
+	}
+	w.syncing = true
+	ops := appendTrailerOps([]runtime.Op{{Kind: runtime.OpFdatasync, FD: w.seg}}, attached)
+	seg := w.segFirst
+	w.be.Chain(ops, func(res []runtime.Result) {
+		w.syncing = false
+		if err := res[0].Err; err != nil {
+			err = fmt.Errorf("wal: fdatasync %s: %w", SegmentName(seg), err)
+			finishTrailers(attached, res[1:], err)
+			w.poison(err)
+			return
+		}
+		w.stats.Datasyncs++
+		w.app.MarkDurable(target)
+		if w.closeAfter {
+			w.closeAfter = false
+			w.be.Close(w.closeFD, nil)
+		}
+		w.progress()
+		finishTrailers(attached, res[1:], nil)
+		w.Kick()
+	})
+}

@@ -1,0 +1,148 @@
+package wal
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+
+	"github.com/moond-db/moond/runtime"
+)
+
+// dataFile opens a file for the trailers' writes, through the backend.
+func (e *writerEnv) dataFile() (runtime.FD, string) {
+	path := filepath.Join(filepath.Dir(e.dir), "data")
+	ch := make(chan runtime.FD, 1)
+	e.on(func() {
+		e.be.Open(path, os.O_RDWR|os.O_CREATE, 0o644, func(fd runtime.FD, err error) {
+			if err != nil {
+				e.t.Errorf("open: %v", err)
+			}
+			ch <- fd
+		})
+	})
+	return <-ch, path
+}
+
+type trailerResult struct {
+	res  []runtime.Result
+	err  error
+	done bool
+}
+
+func (e *writerEnv) writeAfter(lsn uint64, fd runtime.FD, data string) *trailerResult {
+	r := &trailerResult{}
+	e.on(func() {
+		e.w.WriteAfterDurable(lsn, []runtime.Op{{Kind: runtime.OpPwrite, FD: fd, Buf: []byte(data)}},
+			func(res []runtime.Result, err error) { r.res, r.err, r.done = res, err, true })
+	})
+	return r
+}
+
+var (
+	walThenData  = []runtime.OpKind{runtime.OpPwrite, runtime.OpFdatasync, runtime.OpPwrite}
+	syncThenData = []runtime.OpKind{runtime.OpFdatasync, runtime.OpPwrite}
+)
+
+// TestDataWritesAreLinkedAfterTheWALWriteAndFdatasync: a data write that
+// waits on records not yet written goes into the very chain that writes
+// and fdatasyncs them (an fdatasync added under appendfsync no), and the
+// records are durable when its result arrives.
+func TestDataWritesAreLinkedAfterTheWALWriteAndFdatasync(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newWriterEnv(t, kind, FsyncNo, 0)
+		fd, path := e.dataFile()
+		var last uint64
+		var r *trailerResult
+		e.on(func() {
+			lsn, err := e.w.Appender().AppendCommand(0, [][]byte{[]byte("SET"), []byte("k"), []byte("v")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = lsn
+			r = &trailerResult{}
+			e.w.WriteAfterDurable(last, []runtime.Op{{Kind: runtime.OpPwrite, FD: fd, Buf: []byte("page")}},
+				func(res []runtime.Result, err error) { r.res, r.err, r.done = res, err, true })
+		})
+		var durable uint64
+		e.waitUntil("the data write", func() bool { durable = e.w.Appender().DurableLSN(); return r.done })
+		if r.err != nil || len(r.res) != 1 || r.res[0].N != 4 {
+			t.Fatalf("data write: %+v, %v", r.res, r.err)
+		}
+		if durable < last {
+			t.Fatalf("durable LSN %d when the data write completed, want >= %d", durable, last)
+		}
+		var chains [][]runtime.OpKind
+		e.on(func() { chains = e.be.chains })
+		if !slices.ContainsFunc(chains, func(c []runtime.OpKind) bool { return slices.Equal(c, walThenData) }) {
+			t.Fatalf("no chain WAL write -> fdatasync -> data write among %v", chains)
+		}
+		if b, _ := os.ReadFile(path); string(b) != "page" {
+			t.Fatalf("data file holds %q", b)
+		}
+	})
+}
+
+// TestDataWritesAreCancelledWhenTheWALWriteFails: the WAL write fails
+// (ENOSPC): the linked data write never runs and reports why.
+func TestDataWritesAreCancelledWhenTheWALWriteFails(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newWriterEnv(t, kind, FsyncAlways, 0)
+		fd, path := e.dataFile()
+		e.on(func() { e.be.failWrites = 1 })
+		last := e.appendN(0, 3)
+		r := e.writeAfter(last, fd, "page")
+		e.waitUntil("the data write's answer", func() bool { return r.done })
+		if r.err == nil || !errorsIsNoSpace(r.err) {
+			t.Fatalf("data write after a failed WAL write: err %v, want the WAL's ENOSPC", r.err)
+		}
+		if len(r.res) != 1 || r.res[0].Err != syscall.ECANCELED {
+			t.Fatalf("data write result %+v, want ECANCELED", r.res)
+		}
+		if st, _ := os.Stat(path); st.Size() != 0 {
+			t.Fatalf("the data file was written (%d bytes) although the WAL write failed", st.Size())
+		}
+	})
+}
+
+func errorsIsNoSpace(err error) bool { return IsNoSpace(err) }
+
+// TestDataWriteOnWrittenRecordsGetsItsOwnFdatasync: the records went out
+// without an fdatasync (appendfsync no) and nothing else is queued: one
+// chain of an fdatasync and the data write.
+func TestDataWriteOnWrittenRecordsGetsItsOwnFdatasync(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newWriterEnv(t, kind, FsyncNo, 0)
+		fd, _ := e.dataFile()
+		last := e.appendN(0, 3)
+		e.waitUntil("written", func() bool { return e.w.Appender().WrittenLSN() >= last })
+		r := e.writeAfter(last, fd, "page")
+		e.waitUntil("the data write", func() bool { return r.done })
+		var chains [][]runtime.OpKind
+		var durable uint64
+		e.on(func() { chains, durable = e.be.chains, e.w.Appender().DurableLSN() })
+		if r.err != nil || durable < last || !slices.Equal(chains[len(chains)-1], syncThenData) {
+			t.Fatalf("err %v, durable %d (want >= %d), last chain %v", r.err, durable, last, chains[len(chains)-1])
+		}
+	})
+}
+
+// TestDataWriteOnDurableRecordsGoesOutAtOnce: nothing to wait for.
+func TestDataWriteOnDurableRecordsGoesOutAtOnce(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newWriterEnv(t, kind, FsyncAlways, 0)
+		fd, _ := e.dataFile()
+		last := e.appendN(0, 3)
+		e.waitUntil("durable", func() bool { return e.w.Appender().DurableLSN() >= last })
+		var before int
+		e.on(func() { before = len(e.be.chains) })
+		r := e.writeAfter(last, fd, "page")
+		e.waitUntil("the data write", func() bool { return r.done })
+		var chains [][]runtime.OpKind
+		e.on(func() { chains = e.be.chains[before:] })
+		if r.err != nil || len(chains) != 1 || !slices.Equal(chains[0], []runtime.OpKind{runtime.OpPwrite}) {
+			t.Fatalf("err %v, chains %v: want the data write alone", r.err, chains)
+		}
+	})
+}
