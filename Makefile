@@ -9,7 +9,7 @@ BIN := bin/moond
 RACE_PKGS := $(foreach d,uring runtime server shard persistence tests,$(if $(wildcard $(d)/*),./$(d)/...))
 FUZZTIME ?= 10s
 
-.PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench bench-redis bench-checkpoint deps apt-deps
+.PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench bench-redis bench-checkpoint test-long deps apt-deps
 
 all: build
 
@@ -21,7 +21,7 @@ run: build
 	./$(BIN) --bind 127.0.0.1 --port 6379 --dir ./data
 
 # Everything CI runs.
-test: deps lint portable unit race fuzz-short
+test: deps lint portable unit race fuzz-short test-long
 
 deps: apt-deps $(STATICCHECK)
 	$(GO) mod download
@@ -59,6 +59,11 @@ unit:
 
 race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
+
+# The long end-to-end runs: three minutes of sustained writes that must
+# keep the WAL under --max-wal-size plus a segment.
+test-long:
+	MOOND_LONG_TESTS=1 $(GO) test -v -count=1 -timeout 10m -run 'TestSustainedWritesKeepTheWALBounded' ./tests/
 
 # A short run of every fuzz target; `make fuzz FUZZTIME=5m` for a long one.
 fuzz-short:

@@ -46,7 +46,12 @@ type ckpt struct {
 	loading map[heap.PageID]bool
 	readFDs map[uint32]runtime.FD
 
-	maxWAL     int64     // --max-wal-size, refreshed by the tick
+	maxWAL int64 // --max-wal-size, refreshed by the tick
+	// walFull: the WAL above the published redo point reached
+	// --max-wal-size while a checkpoint runs; clients are not read until
+	// it publishes (at most maxWALPause from walFullAt).
+	walFull    bool
+	walFullAt  time.Time
 	begun      int       // checkpoints begun on this shard (for the crash hook)
 	bootSave   time.Time // the control file's checkpoint time (LASTSAVE before the first)
 	lastErrLog string
@@ -267,12 +272,39 @@ func (w *worker) walBytesSinceCheckpoint() int64 {
 // would overshoot it by a whole checkpoint's worth every time; as in
 // PostgreSQL, the limit is kept when the hot set's heap pages are well
 // below it.
+//
+// Should the WAL still reach the full size while the checkpoint runs (a
+// write burst, a slow disk), the shard stops reading from its clients
+// until the checkpoint publishes its redo point: --max-wal-size is then a
+// bound, not a hope. The pause lasts maxWALPause at most: a checkpoint
+// that cannot finish (a failing heap disk) must not stop the server, so
+// after it the limit is exceeded and logged.
 func (w *worker) maybeWALFull() {
-	if w.ckpt == nil || w.ckpt.mgr == nil || w.ckpt.maxWAL <= 0 {
+	c := w.ckpt
+	if c == nil || c.mgr == nil || c.maxWAL <= 0 {
 		return
 	}
-	w.ckpt.mgr.MaybeWALFull(w.walBytesSinceCheckpoint(), w.ckpt.maxWAL/2)
+	since := w.walBytesSinceCheckpoint()
+	c.mgr.MaybeWALFull(since, c.maxWAL/2)
+	if c.walFull || since < c.maxWAL || !c.mgr.Stats().InProgress {
+		return
+	}
+	if !c.walFullAt.IsZero() && time.Since(c.walFullAt) < maxWALPause {
+		return // this episode's pause ran out already
+	}
+	c.walFull, c.walFullAt = true, time.Now()
+	w.loop.AfterFunc(maxWALPause, func() {
+		if c.walFull {
+			w.srv.log.Warn("WAL over --max-wal-size: the checkpoint did not finish in time, clients are read again",
+				"shard", w.id, "wal_bytes_since_checkpoint", w.walBytesSinceCheckpoint(), "max_wal_size", c.maxWAL)
+			c.walFull = false
+			w.resumeReaders()
+		}
+	})
 }
+
+// maxWALPause bounds how long a shard stops reading for --max-wal-size.
+const maxWALPause = time.Second
 
 // dbMapRecord is the record a checkpoint logs at its redo point: the map
 // from logical databases to the physical ones heap keys name, when SWAPDB
@@ -297,6 +329,10 @@ func (w *worker) checkpointBegan(redo uint64) {
 func (w *worker) checkpointPublished(redo uint64) {
 	c := w.ckpt
 	c.bytesAtPublished = c.bytesAtBegin
+	if c.walFull {
+		c.walFull, c.walFullAt = false, time.Time{}
+		w.resumeReaders()
+	}
 	w.changes -= c.changesAtBegin
 	c.changesAtBegin = 0
 	for _, first := range checkpoint.Recyclable(c.segs, redo) {

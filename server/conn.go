@@ -58,7 +58,7 @@ type conn struct {
 	// depend on; they leave only once the WAL holds it (see ackedLSN).
 	waitLSN uint64
 	holding bool // registered with the worker to be released at waitLSN
-	paused  bool // not reading: the WAL is too far behind
+	paused  bool // not reading: the WAL is too far behind, or full (readsPaused)
 }
 
 func newConn(w *worker, fd runtime.FD, id int64, addr, laddr string) *conn {
@@ -77,7 +77,7 @@ func (c *conn) startRecv() {
 		return
 	}
 	c.state = connReading
-	if c.w.wal != nil && c.w.wal.Appender().Unwritten() > c.w.srv.walBackpressure {
+	if c.w.readsPaused() {
 		c.paused = true
 		c.w.paused = append(c.w.paused, c)
 		return

@@ -113,13 +113,29 @@ func (w *worker) walProgress() {
 			h.fail()
 		}
 	}
-	if len(w.paused) > 0 && app.Unwritten() < w.srv.walBackpressure/2 {
-		paused := w.paused
-		w.paused = nil
-		for _, c := range paused {
-			c.paused = false
-			c.startRecv()
-		}
+	w.resumeReaders()
+}
+
+// readsPaused reports whether connections must stop reading: too much WAL
+// is unwritten, or the WAL reached --max-wal-size while a checkpoint runs.
+func (w *worker) readsPaused() bool {
+	if w.wal == nil {
+		return false
+	}
+	return w.wal.Appender().Unwritten() > w.srv.walBackpressure || (w.ckpt != nil && w.ckpt.walFull)
+}
+
+// resumeReaders restarts the paused connections once neither reason holds
+// (the unwritten WAL below half the back-pressure mark).
+func (w *worker) resumeReaders() {
+	if len(w.paused) == 0 || w.wal.Appender().Unwritten() >= w.srv.walBackpressure/2 || (w.ckpt != nil && w.ckpt.walFull) {
+		return
+	}
+	paused := w.paused
+	w.paused = nil
+	for _, c := range paused {
+		c.paused = false
+		c.startRecv()
 	}
 }
 

@@ -208,7 +208,7 @@ func (w *fakeWAL) fpis() int {
 
 // fakeSource is a tiny keyspace.
 type fakeSource struct {
-	w     *fakeWAL
+	w     WAL // where set and del log their records
 	keys  map[string]*keyState
 	dirty []string
 }

@@ -87,7 +87,7 @@ type Writer struct {
 	segFirst    uint64     // its first LSN; 0 when none is open
 	created     uint64     // first LSN of the last segment created
 	inflight    *Group
-	syncing     bool // an everysec fdatasync is in flight
+	syncing     bool       // an everysec fdatasync is in flight
 	trailers    []trailer  // data-file writes waiting for the WAL (WriteAfterDurable)
 	closeAfter  bool       // close closeFD once the fdatasync in flight returns
 	closeFD     runtime.FD // the sealed segment that fdatasync runs on
