@@ -746,20 +746,10 @@ func (m *Manager) writeLinked(batch []*heap.Frame, through uint64) {
 	var pws []pageWrite
 	var ops []runtime.Op
 	for _, f := range batch {
-		if !m.flushable(f) {
-			continue
+		if pw, op, ok := m.takePage(f); ok {
+			ops = append(ops, op)
+			pws = append(pws, pw)
 		}
-		fd, open := m.fds[f.ID().File]
-		if f.FPIPending() || !open {
-			m.pass.Failed++
-			m.stats.PagesFailed++
-			continue
-		}
-		pw := pageWrite{f: f, id: f.ID(), version: m.cache.BeginWrite(f)}
-		buf := make([]byte, heap.PageSize)
-		f.Page.EncodeInto(buf)
-		ops = append(ops, runtime.Op{Kind: runtime.OpPwrite, FD: fd, Buf: buf, Off: heap.PageOffset(pw.id.Page)})
-		pws = append(pws, pw)
 	}
 	if len(ops) == 0 {
 		m.o.Loop.AfterFunc(0, func() {
@@ -787,6 +777,26 @@ func (m *Manager) writeLinked(batch []*heap.Frame, through uint64) {
 		}
 		m.advance()
 	})
+}
+
+// takePage takes the bytes of f's page for a write: the write's record
+// and its operation. ok is false when the page is not to be written now:
+// its file vanished (nothing to do), or its FPI is still pending or its
+// file is not open (counted as failed; the pass is repeated).
+func (m *Manager) takePage(f *heap.Frame) (pageWrite, runtime.Op, bool) {
+	if !m.flushable(f) {
+		return pageWrite{}, runtime.Op{}, false
+	}
+	fd, open := m.fds[f.ID().File]
+	if f.FPIPending() || !open {
+		m.pass.Failed++
+		m.stats.PagesFailed++
+		return pageWrite{}, runtime.Op{}, false
+	}
+	pw := pageWrite{f: f, id: f.ID(), version: m.cache.BeginWrite(f)}
+	buf := make([]byte, heap.PageSize)
+	f.Page.EncodeInto(buf)
+	return pw, runtime.Op{Kind: runtime.OpPwrite, FD: fd, Buf: buf, Off: heap.PageOffset(pw.id.Page)}, true
 }
 
 // pageWritten records the outcome of one page write.
@@ -817,20 +827,12 @@ func (m *Manager) writePages(batch []*heap.Frame) {
 		}
 	}
 	for _, f := range batch {
-		if !m.flushable(f) {
-			continue // its file vanished meanwhile
-		}
-		fd, open := m.fds[f.ID().File]
-		if f.FPIPending() || !open {
-			m.pass.Failed++
-			m.stats.PagesFailed++
+		pw, op, ok := m.takePage(f)
+		if !ok {
 			continue
 		}
-		pw := pageWrite{f: f, id: f.ID(), version: m.cache.BeginWrite(f)}
-		buf := make([]byte, heap.PageSize)
-		f.Page.EncodeInto(buf)
 		pending++
-		m.be.Pwrite(fd, buf, heap.PageOffset(pw.id.Page), func(n int, err error) {
+		m.be.Pwrite(op.FD, op.Buf, op.Off, func(n int, err error) {
 			if err == nil && n != heap.PageSize {
 				err = runtime.ErrShort
 			}

@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -226,15 +227,7 @@ func listSegments(fsys vfs.FS, dir string) ([]segment, error) {
 			segs = append(segs, segment{lsn: lsn, path: filepath.Join(dir, name)})
 		}
 	}
-	slices.SortFunc(segs, func(a, b segment) int {
-		switch {
-		case a.lsn < b.lsn:
-			return -1
-		case a.lsn > b.lsn:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(segs, func(a, b segment) int { return cmp.Compare(a.lsn, b.lsn) })
 	return segs, nil
 }
 

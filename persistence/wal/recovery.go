@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -270,15 +271,7 @@ func (r *recovery) list() ([]segFile, error) {
 			return nil, err
 		}
 	}
-	slices.SortFunc(segs, func(a, b segFile) int {
-		switch {
-		case a.lsn < b.lsn:
-			return -1
-		case a.lsn > b.lsn:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(segs, func(a, b segFile) int { return cmp.Compare(a.lsn, b.lsn) })
 	return segs, nil
 }
 

@@ -122,12 +122,7 @@ func (w *Writer) syncForTrailers() {
 			w.poison(err)
 			return
 		}
-		w.stats.Datasyncs++
-		w.app.MarkDurable(target)
-		if w.closeAfter {
-			w.closeAfter = false
-			w.be.Close(w.closeFD, nil)
-		}
+		w.synced(target)
 		w.progress()
 		finishTrailers(attached, res[1:], nil)
 		w.Kick()

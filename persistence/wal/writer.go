@@ -257,16 +257,21 @@ func (w *Writer) Sync() {
 			w.poison(fmt.Errorf("wal: fdatasync %s: %w", SegmentName(w.segFirst), err))
 			return
 		}
-		w.stats.Datasyncs++
-		w.app.MarkDurable(target)
-		if w.closeAfter {
-			// The sealed segment this fdatasync ran on; the writer may
-			// have a newer one open by now.
-			w.closeAfter = false
-			w.be.Close(w.closeFD, nil)
-		}
+		w.synced(target)
 		w.progress()
 	})
+}
+
+// synced records a standalone fdatasync of the open segment that covered
+// every record through target, and closes the segment if it was sealed
+// meanwhile (the writer may have a newer one open by now).
+func (w *Writer) synced(target uint64) {
+	w.stats.Datasyncs++
+	w.app.MarkDurable(target)
+	if w.closeAfter {
+		w.closeAfter = false
+		w.be.Close(w.closeFD, nil)
+	}
 }
 
 // closeSegment closes the sealed segment, after an fdatasync in flight on
