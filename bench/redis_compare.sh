@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # redis_compare.sh: moond and redis-server side by side, driven by
 # redis-benchmark, both servers pinned to the same CPU and the load generator
-# to another. Writes a Markdown report between the bench-redis markers of
-# BENCHMARKS.md. See bench/README.md for what each row means.
+# to another. The plain (appendonly no) throughput rows also run a third
+# server, moond on its portable pool I/O backend (--io-backend pool), so the
+# gap between the backends shows in the same table (POOL_ROWS=0 skips it).
+# Writes a Markdown report between the bench-redis markers of BENCHMARKS.md.
+# See bench/README.md for what each row means.
 #
 # Knobs (environment):
 #   RUNS                 runs per server per row, alternated (default 3)
@@ -14,6 +17,12 @@
 #   MIX_SET_CLIENTS / MIX_GET_CLIENTS   connections of the two mix streams (5 / 50)
 #   SERVER_CPU / CLIENT_CPU   taskset CPUs (default 0 / 1)
 #   IO_BACKEND           moond --io-backend (default auto)
+#   POOL_ROWS            which plain rows also run moond --io-backend pool
+#                        ("moond-pool" columns): 1 = GET and SET at -P 1 and
+#                        -P 16 (default; about 2-3 minutes more with the
+#                        default counts), all = every appendonly-no row (MSET,
+#                        INCR and the mix too; about 5-6 minutes more), 0 = none
+#                        (no third server; the table is as before)
 #   BENCH_MD             report file (default BENCHMARKS.md at the repository root)
 #   BENCH_DIR            scratch directory for the data dirs (default: mktemp -d)
 #   KEEP_WORK=1          keep the scratch directory (server logs) afterwards
@@ -35,6 +44,7 @@ MIX_GET_CLIENTS=${MIX_GET_CLIENTS:-50}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 IO_BACKEND=${IO_BACKEND:-auto}
+POOL_ROWS=${POOL_ROWS:-1}
 READY_TIMEOUT=${READY_TIMEOUT:-60}
 RESTART_TIMEOUT=${RESTART_TIMEOUT:-600}
 BENCH_MD=${BENCH_MD:-$ROOT/BENCHMARKS.md}
@@ -44,10 +54,12 @@ SKIP_BUILD=${SKIP_BUILD:-0}
 
 MARK_START='<!-- bench-redis:start -->'
 MARK_END='<!-- bench-redis:end -->'
+# The servers running now: start_pair sets it, moond-pool only in phase 1.
 SERVERS=(moond redis)
+POOL=moond-pool
 
 declare -A PID=() PORT=() DIR=() AOF=() FSYNC=() CMDLINE=()
-declare -A ROW_LABEL=() ROW_CMD=() ROW_NOTE=()
+declare -A ROW_LABEL=() ROW_CMD=() ROW_NOTE=() ROW_POOL=()
 ROWS=()
 NOTES=()
 WORK=""
@@ -175,9 +187,11 @@ launch() {
 	port=$(free_port)
 	PORT[$s]=$port
 	case $s in
-	moond)
+	moond | "$POOL")
+		local backend=$IO_BACKEND
+		[ "$s" = moond ] || backend=pool
 		cmd=("$MOOND_BIN" --port "$port" --bind 127.0.0.1 --dir "${DIR[$s]}" --shards 1
-			--io-backend "$IO_BACKEND" --appendonly "${AOF[$s]}" --appendfsync "${FSYNC[$s]}")
+			--io-backend "$backend" --appendonly "${AOF[$s]}" --appendfsync "${FSYNC[$s]}")
 		;;
 	redis)
 		cmd=(redis-server --port "$port" --bind 127.0.0.1 --dir "${DIR[$s]}" --save ''
@@ -364,13 +378,30 @@ measure_mix() {
 	fi
 }
 
-# run_row ID LABEL NOTE ARGS...: RUNS runs per server, alternating which
-# server goes first (moond,redis / redis,moond / ...). ARGS "mix" runs the
-# mix; anything else is passed to redis-benchmark.
+# pool_row ID: whether row ID also runs moond-pool (it is running and
+# POOL_ROWS selects the row).
+pool_row() {
+	[ -n "${PID[$POOL]:-}" ] || return 1
+	case $POOL_ROWS in
+	all) return 0 ;;
+	1) [[ $1 =~ ^(get|set)_p(1|16)$ ]] ;;
+	*) return 1 ;;
+	esac
+}
+
+# run_row ID LABEL NOTE ARGS...: RUNS runs per server, rotating which server
+# goes first: moond,redis / redis,moond / ..., and with moond-pool
+# moond,redis,moond-pool / redis,moond-pool,moond / moond-pool,moond,redis /
+# ... (moond and redis keep the same order between them either way). ARGS
+# "mix" runs the mix; anything else is passed to redis-benchmark.
 run_row() {
-	local id=$1 label=$2 note=$3 i s order
+	local id=$1 label=$2 note=$3 i j s order servers=(moond redis)
 	shift 3
 	ROWS+=("$id")
+	if pool_row "$id"; then
+		servers+=("$POOL")
+		ROW_POOL[$id]=1
+	fi
 	ROW_LABEL[$id]=$label
 	ROW_NOTE[$id]=$note
 	if [ "$1" = mix ]; then
@@ -381,7 +412,10 @@ run_row() {
 	fi
 	log "row $label"
 	for ((i = 1; i <= RUNS; i++)); do
-		if ((i % 2)); then order=(moond redis); else order=(redis moond); fi
+		order=()
+		for ((j = 0; j < ${#servers[@]}; j++)); do
+			order+=("${servers[(i - 1 + j) % ${#servers[@]}]}")
+		done
 		for s in "${order[@]}"; do
 			if [ "$1" = mix ]; then
 				measure_mix "$id" "$s" "$i"
@@ -390,19 +424,22 @@ run_row() {
 			fi
 		done
 	done
-	for s in "${SERVERS[@]}"; do
+	for s in "${servers[@]}"; do
 		[ -f "$RES/$id.$s" ] && log "  $s: $(tr '\n' ';' <"$RES/$id.$s")"
 	done
+	return 0
 }
 
 # ---------------------------------------------------------------- phases
 
-start_pair() { # APPENDONLY APPENDFSYNC PHASE
+start_pair() { # APPENDONLY APPENDFSYNC PHASE [EXTRA SERVER...]
 	local s
+	SERVERS=(moond redis "${@:4}")
+	SERVER_CMDS+=("# $3")
 	for s in "${SERVERS[@]}"; do
 		start_server "$s" "$1" "$2" "$WORK/$3/$s"
+		SERVER_CMDS+=("${CMDLINE[$s]}")
 	done
-	SERVER_CMDS+=("# $3" "${CMDLINE[moond]}" "${CMDLINE[redis]}")
 	MOOND_BACKEND_USED=$(info_field moond server io_backend)
 }
 
@@ -432,9 +469,17 @@ measure_memory() { # SERVER: before/after a KEYSPACE-key load
 
 phase_memory_and_throughput() {
 	log "phase 1: no persistence (appendonly no)"
-	start_pair no everysec plain
+	if [ "$POOL_ROWS" = 0 ]; then
+		start_pair no everysec plain
+	else
+		start_pair no everysec plain "$POOL"
+		POOL_BACKEND_USED=$(info_field "$POOL" server io_backend)
+	fi
 	measure_memory moond
 	measure_memory redis
+	# moond-pool gets the same keys, so that its GETs hit too; the memory
+	# rows stay moond (IO_BACKEND) against redis.
+	[ "$POOL_ROWS" = 0 ] || preload "$POOL"
 	local base=(-n "$REQUESTS" -c "$CLIENTS" -d "$DATA_SIZE" -r "$KEYSPACE")
 	local piped=(-n "$REQUESTS_PIPELINED" -c "$CLIENTS" -d "$DATA_SIZE" -r "$KEYSPACE")
 	run_row get_p1 "GET -P 1" "" -t get -P 1 "${base[@]}"
@@ -558,8 +603,17 @@ errs() { # ROW SERVER
 }
 
 report_section() {
-	local id s e m r nproc model kernel gov rv joined
+	local id s e m r p nproc model kernel gov rv joined pool_cols=0 pinned="Both servers" rotation="alternating" order_text="" loaded=""
 	local -a note
+	for id in "${ROWS[@]}"; do
+		[ -z "${ROW_POOL[$id]:-}" ] || pool_cols=1
+	done
+	if ((pool_cols)); then
+		pinned="All three servers (moond, redis-server, moond-pool)"
+		rotation="rotating"
+		order_text=" (moond, redis, moond-pool / redis, moond-pool, moond / moond-pool, moond, redis / ...; moond, redis / redis, moond / ... in rows without moond-pool)"
+		loaded=" (and moond-pool's GET rows)"
+	fi
 	nproc=$(nproc)
 	model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
 	kernel=$(uname -sr)
@@ -574,28 +628,49 @@ report_section() {
 	echo "Load average when the run started: $LOAD_START; when it ended: $(cut -d' ' -f1-3 /proc/loadavg)." \
 		"Wall time: $((($(now_us) - T0) / 1000000)) s."
 	echo
-	echo "Both servers pinned to CPU $SERVER_CPU (\`taskset -c $SERVER_CPU\`), the load generator to CPU $CLIENT_CPU;" \
-		"moond with \`--shards 1\`. Each row: $RUNS runs per server, alternating which server goes first," \
+	echo "$pinned pinned to CPU $SERVER_CPU (\`taskset -c $SERVER_CPU\`), the load generator to CPU $CLIENT_CPU;" \
+		"moond with \`--shards 1\`. Each row: $RUNS runs per server, $rotation which server goes first$order_text," \
 		"medians reported. $CLIENTS connections, $DATA_SIZE-byte values, random keys over $KEYSPACE (-r)." \
 		"Latencies are redis-benchmark's p50 / p99 in ms."
+	if ((pool_cols)); then
+		echo "The moond-pool columns are moond on its portable \`pool\` I/O backend (\`--io-backend pool\`), the moond columns" \
+			"moond on \`--io-backend $IO_BACKEND\` ($MOOND_BACKEND_USED in this run); see the notes below the tables."
+	fi
 	echo
-	echo "| row | moond rps | redis rps | moond/redis | moond p50 / p99 ms | redis p50 / p99 ms | notes |"
-	echo "|---|---:|---:|---:|---:|---:|---|"
+	if ((pool_cols)); then
+		echo "| row | moond rps | redis rps | moond/redis | moond p50 / p99 ms | redis p50 / p99 ms | moond-pool rps | moond-pool/redis | moond-pool p50 / p99 ms | notes |"
+		echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+	else
+		echo "| row | moond rps | redis rps | moond/redis | moond p50 / p99 ms | redis p50 / p99 ms | notes |"
+		echo "|---|---:|---:|---:|---:|---:|---|"
+	fi
 	for id in "${ROWS[@]}"; do
+		local servers=(moond redis) pool_cells=""
+		[ -z "${ROW_POOL[$id]:-}" ] || servers+=("$POOL")
 		m=$(median "$RES/$id.moond" 1)
 		r=$(median "$RES/$id.redis" 1)
 		note=()
 		[ "${ROW_NOTE[$id]}" = mix ] || [ -z "${ROW_NOTE[$id]}" ] || note+=("${ROW_NOTE[$id]}")
 		if [ "${ROW_NOTE[$id]}" = mix ]; then
-			note+=("p50/p99 of the GET stream; SET stream: moond $(median "$RES/$id.moond" 4) / $(median "$RES/$id.moond" 5), redis $(median "$RES/$id.redis" 4) / $(median "$RES/$id.redis" 5)")
+			e="p50/p99 of the GET stream; SET stream: moond $(median "$RES/$id.moond" 4) / $(median "$RES/$id.moond" 5), redis $(median "$RES/$id.redis" 4) / $(median "$RES/$id.redis" 5)"
+			[ -z "${ROW_POOL[$id]:-}" ] || e+=", moond-pool $(median "$RES/$id.$POOL" 4) / $(median "$RES/$id.$POOL" 5)"
+			note+=("$e")
 		fi
-		note+=("spread moond $(spread "$RES/$id.moond")%, redis $(spread "$RES/$id.redis")%")
-		for s in "${SERVERS[@]}"; do
+		e="spread moond $(spread "$RES/$id.moond")%, redis $(spread "$RES/$id.redis")%"
+		[ -z "${ROW_POOL[$id]:-}" ] || e+=", moond-pool $(spread "$RES/$id.$POOL")%"
+		note+=("$e")
+		for s in "${servers[@]}"; do
 			e=$(errs "$id" "$s")
 			[ -z "$e" ] || note+=("$e")
 		done
 		joined=$(printf '%s; ' "${note[@]}")
-		echo "| ${ROW_LABEL[$id]} | $(fmt_int "$m") | $(fmt_int "$r") | $(ratio "$m" "$r") | $(lat "$RES/$id.moond") | $(lat "$RES/$id.redis") | ${joined%; } |"
+		if [ -n "${ROW_POOL[$id]:-}" ]; then
+			p=$(median "$RES/$id.$POOL" 1)
+			pool_cells=" $(fmt_int "$p") | $(ratio "$p" "$r") | $(lat "$RES/$id.$POOL") |"
+		elif ((pool_cols)); then
+			pool_cells="  |  |  |"
+		fi
+		echo "| ${ROW_LABEL[$id]} | $(fmt_int "$m") | $(fmt_int "$r") | $(ratio "$m" "$r") | $(lat "$RES/$id.moond") | $(lat "$RES/$id.redis") |$pool_cells ${joined%; } |"
 	done
 	echo
 	echo "\"spread\" is (max - min) / median of the runs' rps." \
@@ -641,6 +716,22 @@ report_section() {
 		"(1:10 in both); its rps is all requests over the wall time of both processes."
 	echo "- redis-server runs with its defaults plus \`--save ''\`; with appendonly yes that includes automatic AOF rewrites," \
 		"which fork on the same CPU. Before the restart measure the script waits until no rewrite is running."
+	if ((pool_cols)); then
+		echo "- moond-pool is the same moond binary with \`--io-backend pool\`: the portable I/O backend, which builds on every OS" \
+			"and is what \`auto\` falls back to where io_uring is unavailable. It serves sockets on Go's netpoller (one goroutine" \
+			"per pending operation) and files on a bounded pool of worker goroutines, and hands completions back to the shard's loop" \
+			"through a queue and a wake-up channel; the uring backend instead runs one io_uring per shard loop, so its loop submits" \
+			"and reaps I/O itself. moond-pool ran in the plain (appendonly no) phase only, alongside the other two, with the same" \
+			"flags otherwise, on the same CPU, loaded with the same $KEYSPACE keys, in the same run rotation; empty moond-pool cells" \
+			"are rows it did not run (POOL_ROWS=$POOL_ROWS). moond-pool/redis next to moond/redis is the gap between the backends." \
+			"While one server is measured the others are idle on the same CPU."
+		if [ "${POOL_BACKEND_USED:-pool}" != pool ]; then
+			echo "- moond-pool's INFO server said io_backend:$POOL_BACKEND_USED, not pool: its columns are not the pool backend's."
+		fi
+		if [ "$MOOND_BACKEND_USED" = pool ]; then
+			echo "- moond itself ran on the pool backend in this run (io_backend:pool), so the moond and moond-pool columns measure the same backend."
+		fi
+	fi
 	for e in "${NOTES[@]}"; do
 		echo "- $e"
 	done
@@ -651,7 +742,7 @@ report_section() {
 	for e in "${SERVER_CMDS[@]}"; do
 		echo "$e"
 	done
-	echo "# data for the memory, GET and restart rows: $KEYSPACE x SET key:%012d <$DATA_SIZE bytes>, generated by awk"
+	echo "# data for the memory, GET and restart rows$loaded: $KEYSPACE x SET key:%012d <$DATA_SIZE bytes>, generated by awk"
 	echo "awk ... | taskset -c $CLIENT_CPU redis-cli -h 127.0.0.1 -p \$PORT --pipe"
 	for id in "${ROWS[@]}"; do
 		echo "# ${ROW_LABEL[$id]}"
@@ -681,6 +772,10 @@ write_markdown() { # SECTION_FILE
 }
 
 main() {
+	case $POOL_ROWS in
+	0 | 1 | all) ;;
+	*) die "POOL_ROWS=$POOL_ROWS: use 1 (GET/SET -P 1/-P 16), all (every appendonly-no row) or 0 (none)" ;;
+	esac
 	trap cleanup EXIT
 	trap 'exit 130' INT TERM
 	ensure_tools
@@ -690,7 +785,7 @@ main() {
 	RES="$WORK/results"
 	mkdir -p "$RES"
 	LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
-	log "scratch directory $WORK; RUNS=$RUNS REQUESTS=$REQUESTS REQUESTS_PIPELINED=$REQUESTS_PIPELINED KEYSPACE=$KEYSPACE"
+	log "scratch directory $WORK; RUNS=$RUNS REQUESTS=$REQUESTS REQUESTS_PIPELINED=$REQUESTS_PIPELINED KEYSPACE=$KEYSPACE POOL_ROWS=$POOL_ROWS"
 
 	phase_memory_and_throughput
 	phase_durable everysec
@@ -703,5 +798,6 @@ main() {
 }
 
 MOOND_BACKEND_USED=$IO_BACKEND
+POOL_BACKEND_USED=""
 LOAD_START=""
 main "$@"
