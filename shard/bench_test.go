@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/resp"
@@ -151,27 +152,115 @@ func heapAlloc() int64 {
 // BenchmarkCheckpointSource measures what a checkpoint asks of the
 // keyspace per key: TakeDirty, then Version and Placed for each key
 // (100000 keys, all dirty).
-func BenchmarkCheckpointSource(b *testing.B) {
-	ks, keys := benchKeyspace(100000)
-	ks.TrackDirty = true
-	ks.LastLSN = func() uint64 { return 7 }
+func BenchmarkCheckpointSource(b *testing.B) { benchCheckpointSource(b, 100000) }
+
+// BenchmarkCheckpointSource1M is BenchmarkCheckpointSource with 1M keys,
+// the size at which a checkpoint's cost shows in serving latency.
+func BenchmarkCheckpointSource1M(b *testing.B) { benchCheckpointSource(b, 1000000) }
+
+// dirtyAll makes every key dirty again, as SETs between checkpoints do.
+func dirtyAll(ks *Keyspace, keys [][]byte) {
 	var w resp.Writer
 	c := &Client{}
 	args := [][]byte{[]byte("SET"), nil, []byte("yyy")}
+	for _, k := range keys {
+		args[1] = k
+		ks.Exec(c, args, &w)
+		w.Reset()
+	}
+}
+
+func benchCheckpointSource(b *testing.B, n int) {
+	ks, keys := benchKeyspace(n)
+	ks.TrackDirty = true
+	ks.LastLSN = func() uint64 { return 7 }
+	ks.TakeDirty() // the keys made untracked: the first call lists them all
+	var take, write time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()
-		for _, k := range keys {
-			args[1] = k
-			ks.Exec(c, args, &w)
-			w.Reset()
-		}
+		dirtyAll(ks, keys)
+		runtime.GC()
 		b.StartTimer()
-		for i, hk := range ks.TakeDirty() {
+		t0 := time.Now()
+		hks := ks.TakeDirty()
+		t1 := time.Now()
+		for i, hk := range hks {
 			v := ks.Version(hk)
 			ks.Placed(hk, heap.RecordID{File: 1, Page: uint32(i / 64), Slot: uint16(i % 64)}, v.Live)
 		}
+		take += t1.Sub(t0)
+		write += time.Since(t1)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)), "ns/key")
+	b.ReportMetric(float64(take.Nanoseconds())/float64(b.N)/1e6, "take-ms")
+	b.ReportMetric(float64(write.Nanoseconds())/float64(b.N*len(keys)), "write-ns/key")
+}
+
+// BenchmarkTakeDirty1M measures TakeDirty alone on 1M dirty keys: one
+// synchronous call on the shard's loop, so its duration (ms/call) is a
+// stall of every client of the shard. Churn: 1% of the keys were also
+// deleted and created again (the list may name a pair twice). Few: only
+// 1% of the keys are dirty.
+func BenchmarkTakeDirty1M(b *testing.B) {
+	b.Run("set", func(b *testing.B) { benchTakeDirty(b, 1, false) })
+	b.Run("churn", func(b *testing.B) { benchTakeDirty(b, 1, true) })
+	b.Run("few", func(b *testing.B) { benchTakeDirty(b, 100, false) })
+}
+
+func benchTakeDirty(b *testing.B, every int, churn bool) {
+	const n = 1000000
+	ks, keys := benchKeyspace(n)
+	ks.TrackDirty = true
+	ks.LastLSN = func() uint64 { return 7 }
+	ks.TakeDirty() // the keys made untracked: the first call lists them all
+	var dirty, gone [][]byte
+	for i, k := range keys {
+		if i%every == 0 {
+			dirty = append(dirty, k)
+		}
+		if churn && i%100 == 0 {
+			gone = append(gone, k)
+		}
+	}
+	var w resp.Writer
+	c := &Client{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		for _, k := range gone {
+			ks.Exec(c, [][]byte{[]byte("DEL"), k}, &w)
+			w.Reset()
+		}
+		dirtyAll(ks, dirty)
+		runtime.GC()
+		b.StartTimer()
+		if got := len(ks.TakeDirty()); got != len(dirty) {
+			b.Fatalf("TakeDirty returned %d keys, want %d", got, len(dirty))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/call")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(dirty)), "ns/key")
+}
+
+// BenchmarkVersionPlaced measures Version then Placed of one key, as the
+// checkpoint calls them for each key it writes (1M keys, so that the
+// lookups miss the cache as they do in a large keyspace). allocs/op is
+// allocations per key.
+func BenchmarkVersionPlaced(b *testing.B) {
+	const n = 1000000
+	ks, keys := benchKeyspace(n)
+	ks.TrackDirty = true
+	ks.LastLSN = func() uint64 { return 7 }
+	hks := ks.TakeDirty()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		j := i % len(hks)
+		v := ks.Version(hks[j])
+		ks.Placed(hks[j], heap.RecordID{File: 1, Page: uint32(j / 64), Slot: uint16(j % 64)}, v.Live)
+	}
+	runtime.KeepAlive(keys)
 }

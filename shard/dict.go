@@ -39,6 +39,12 @@ type dict[V any] struct {
 	slotMem int64 // bytes of all segments' slot arrays, for memory accounting
 	seed    maphash.Seed
 	hashes  []uint64 // scratch for splits and merges
+
+	// muts counts the changes that may move or free slots: inserts,
+	// removes, rebuilds, splits and merges. A slot pointer from find is
+	// valid while muts is what it was when find returned it. The owner
+	// keeps it growing when it replaces the dict (see dropDB).
+	muts uint64
 }
 
 type segment[V any] struct {
@@ -141,7 +147,7 @@ func (d *dict[V]) lookup(h uint64, key []byte) (*segment[V], int) {
 }
 
 // find returns key's slot, or nil. The pointer is valid until the next
-// insert or remove on this dict.
+// insert or remove on this dict (while muts is unchanged).
 func (d *dict[V]) find(h uint64, key []byte) *slot[V] {
 	s, i := d.lookup(h, key)
 	if i < 0 {
@@ -158,6 +164,7 @@ func (d *dict[V]) insert(h uint64, key string, v V, extra uint64) *slot[V] {
 		panic("shard: key longer than 4 GiB")
 	}
 	d.count++
+	d.muts++
 	if d.count > splitLoad*len(d.segs) {
 		d.splitOne()
 	}
@@ -188,6 +195,7 @@ func (d *dict[V]) insert(h uint64, key string, v V, extra uint64) *slot[V] {
 // removeAt deletes the key in slot i of s, as found by lookup.
 func (d *dict[V]) removeAt(s *segment[V], i int) {
 	var zero V
+	d.muts++
 	n := len(s.slots)
 	s.slots[i] = slot[V]{kw: kwTomb, v: zero}
 	s.used--
@@ -251,6 +259,7 @@ func slotsMem[V any](slots []slot[V]) int64 {
 // rebuild replaces s's slots with a fresh array sized for need keys and
 // puts the live keys back, dropping tombstones.
 func (d *dict[V]) rebuild(s *segment[V], need int) {
+	d.muts++
 	old := s.slots
 	s.slots, s.used, s.dead = nil, 0, 0
 	if need > 0 {
@@ -279,6 +288,7 @@ func (s *segment[V]) place(h uint64, from *slot[V]) {
 
 // splitOne splits segment split into itself and split+base.
 func (d *dict[V]) splitOne() {
+	d.muts++
 	base := 1 << d.level
 	old := d.segs[d.split]
 	d.hashes = d.hashes[:0]
@@ -324,6 +334,7 @@ func (d *dict[V]) splitOne() {
 
 // mergeOne undoes the last split: the last segment rejoins its sibling.
 func (d *dict[V]) mergeOne() {
+	d.muts++
 	if d.split == 0 {
 		d.level--
 		d.split = 1 << d.level

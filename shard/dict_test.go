@@ -144,3 +144,32 @@ func TestDictRandomReturnsLiveKeys(t *testing.T) {
 		t.Errorf("random picked only %d distinct keys of 10", len(seen))
 	}
 }
+
+// TestDictMutsCountsEveryChange: muts, which says whether a slot pointer
+// is still valid, moves on every insert and remove (splits, merges and
+// rebuilds included), and not on a lookup or a failed remove.
+func TestDictMutsCountsEveryChange(t *testing.T) {
+	d := newDict[int64](maphash.MakeSeed())
+	keys := make([]string, 500)
+	for i := range keys {
+		keys[i] = string(rune('a'+i%26)) + string(rune('0'+i/26))
+		before := d.muts
+		sl := d.insert(d.hashString(keys[i]), keys[i], int64(i), 0)
+		if d.muts == before {
+			t.Fatalf("insert of %q left muts at %d", keys[i], before)
+		}
+		before = d.muts
+		if d.find(d.hashString(keys[i]), []byte(keys[i])) != sl {
+			t.Fatalf("find of %q missed the slot insert returned", keys[i])
+		}
+		if d.remove(d.hashString("absent"), []byte("absent")) || d.muts != before {
+			t.Fatalf("a lookup or a failed remove changed muts from %d to %d", before, d.muts)
+		}
+	}
+	for _, k := range keys {
+		before := d.muts
+		if !d.remove(d.hashString(k), []byte(k)) || d.muts == before {
+			t.Fatalf("remove of %q: muts stayed %d", k, before)
+		}
+	}
+}

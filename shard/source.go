@@ -1,7 +1,9 @@
 package shard
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"unsafe"
 
 	"github.com/moond-db/moond/persistence/checkpoint"
@@ -36,6 +38,17 @@ import (
 // returns each pair once, and the list is compacted when duplicates may
 // have made it grow (see compactDirty). With TrackDirty off none of this
 // happens: a change costs one test of a field.
+//
+// Only a reference that may name a pair listed already is marked (refDup):
+// that of a key created after some pair was removed since the list was
+// last emptied, and that of a grave (which counts as a removal). Every
+// other one names a pair that was not listed: it was appended for a key
+// whose dirty bit was 0, which no key of a listed pair has (a key created
+// since its pair was listed was marked dirty at creation), or for a key
+// created while no pair had been removed, so that its pair had no key
+// since the list was emptied. No two unmarked references name the same
+// pair, and TakeDirty checks only the marked ones' pairs for duplicates
+// (see takeByWalk).
 
 // entry is what the keys table holds for a key: its value and the word
 // that says where the pair's record lives and whether the pair is dirty.
@@ -77,6 +90,32 @@ type source struct {
 	far    map[pairKey]heap.RecordID
 	seen   map[pairKey]struct{} // scratch of TakeDirty and compactDirty
 	verBuf []byte               // Version's encoded value
+	dups   map[pairKey]bool     // scratch of TakeDirty
+	filter []uint64             // scratch of TakeDirty
+	walk   []bool               // scratch of TakeDirty: by physical id, walk the table
+	counts []int                // scratch of TakeDirty: listed pairs by physical id
+	hint   placeHint            // the slot Version found, for Placed
+}
+
+// placeHint is the slot Version found for a key, so that Placed, which the
+// checkpoint calls next for the same key, need not look it up again. It is
+// good while its database's table has not changed since (keys.muts), and
+// Placed checks that the slot holds the key it is given.
+type placeHint struct {
+	d    *db
+	sl   *slot[entry]
+	muts uint64
+}
+
+// takeHint returns the slot of key in d that Version left, if it is still
+// valid and holds key, and forgets the hint.
+func (ks *Keyspace) takeHint(d *db, key []byte) *slot[entry] {
+	h := ks.src.hint
+	ks.src.hint = placeHint{}
+	if h.sl == nil || h.d != d || h.muts != d.keys.muts || h.sl.kp == nil || h.sl.key() != string(key) {
+		return nil
+	}
+	return h.sl
 }
 
 // pairKey names a (physical database, key) pair in the maps. key aliases
@@ -92,21 +131,33 @@ type pairKey struct {
 type dirtyRef struct {
 	p  *byte
 	n  uint32
-	db uint32
+	db uint32 // the physical id | refDup
 }
 
+// refDup marks a reference that may name a pair listed before it. A
+// physical id fits 31 bits (see DecodeHeapKey).
+const refDup = 1 << 31
+
 func (r dirtyRef) key() string { return unsafe.String(r.p, int(r.n)) }
+
+func (r dirtyRef) phys() int { return int(r.db &^ refDup) }
+
+func (r dirtyRef) pair() pairKey { return pairKey{r.phys(), r.key()} }
+
+func (r dirtyRef) mayDup() bool { return r.db&refDup != 0 }
 
 func refOf(d *db, sl *slot[entry]) dirtyRef {
 	return dirtyRef{p: (*byte)(sl.kp), n: uint32(sl.kw & kwLenMask), db: uint32(d.phys)}
 }
 
-func refOfString(phys int, k string) dirtyRef {
+// refOfGrave is the reference of the pair (phys, k) whose record is a
+// grave: marked, the pair may be listed (a key of it may exist again).
+func refOfGrave(phys int, k string) dirtyRef {
 	p := unsafe.StringData(k)
 	if p == nil {
 		p = &emptyKey
 	}
-	return dirtyRef{p: p, n: uint32(len(k)), db: uint32(phys)}
+	return dirtyRef{p: p, n: uint32(len(k)), db: uint32(phys) | refDup}
 }
 
 // unsafeString views b as a string for a lookup that does not keep it.
@@ -208,10 +259,12 @@ func (ks *Keyspace) becameDirty(d *db, sl *slot[entry]) {
 // key of the same name that was removed since the list was emptied.
 func (ks *Keyspace) created(d *db, sl *slot[entry]) {
 	sl.v.loc |= locDirty
+	r := refOf(d, sl)
 	if ks.src.deaths > 0 {
 		ks.src.maybeDup = true
+		r.db |= refDup
 	}
-	ks.pushDirty(refOf(d, sl))
+	ks.pushDirty(r)
 }
 
 // removed is called for the key in sl, of database d, before it leaves
@@ -236,7 +289,7 @@ func (ks *Keyspace) pushDirty(r dirtyRef) {
 
 // findRef returns the slot of the key a dirty reference names, or nil.
 func (ks *Keyspace) findRef(r dirtyRef) *slot[entry] {
-	d := ks.pdbs[r.db]
+	d := ks.pdbs[r.phys()]
 	key := unsafeBytes(r.key())
 	return d.keys.find(d.keys.hash(key), key)
 }
@@ -257,7 +310,7 @@ func (ks *Keyspace) dedupeDirty() []dirtyRef {
 			if ks.src.seen == nil {
 				ks.src.seen = make(map[pairKey]struct{})
 			}
-			p := pairKey{int(r.db), r.key()}
+			p := r.pair()
 			if _, ok := ks.src.seen[p]; ok {
 				continue
 			}
@@ -307,27 +360,38 @@ func (ks *Keyspace) sweepUntracked() {
 	ks.src.compactAt = 2*len(ks.src.dirty) + 1024
 }
 
+// takeWalkRatio: TakeDirty walks a database's table, rather than looking
+// up each listed key of it, when the database has fewer than this many
+// keys per listed pair. A walk costs about 10 ns a key (the slots, read in
+// order); a lookup of a listed key in a large table misses the cache two
+// or three times (over 150 ns). A variable for the tests.
+var takeWalkRatio = 16
+
 // TakeDirty returns the heap keys of the pairs that changed since the last
 // call, live or deleted, each once, and forgets them: their keys' dirty
 // bits are cleared. It implements checkpoint.Source. The slices are the
-// caller's.
+// caller's, and share one allocation.
 //
 // The first call also returns every key that was made while TrackDirty
 // was off and has no heap location.
+//
+// It runs on the shard's loop, all at once: its cost is a pause of the
+// shard. The listed pairs of a database that has few of them are looked
+// up (see takeByLookup); those of the others are taken without a lookup
+// (see takeByWalk).
 func (ks *Keyspace) TakeDirty() [][]byte {
 	ks.sweepUntracked()
-	refs := ks.dedupeDirty()
+	refs := ks.src.dirty
+	walk := ks.planTake(refs)
+	// Every pair returned has a reference of its own name in the list,
+	// so this much room is enough.
 	size := 0
 	for _, r := range refs {
-		size += uvarintLen(uint64(r.db)) + int(r.n)
+		size += uvarintLen(uint64(r.phys())) + int(r.n)
 	}
-	buf := make([]byte, 0, size)
-	out := make([][]byte, len(refs))
-	for i, r := range refs {
-		start := len(buf)
-		buf = AppendHeapKey(buf, int(r.db), unsafeBytes(r.key()))
-		out[i] = buf[start:len(buf):len(buf)]
-	}
+	a := heapKeys{buf: make([]byte, 0, size), out: make([][]byte, 0, len(refs))}
+	ks.takeByWalk(&a, refs, walk)
+	ks.takeByLookup(&a, refs, walk)
 	clear(refs)
 	if cap(refs) > 1<<16 {
 		refs = nil
@@ -336,7 +400,161 @@ func (ks *Keyspace) TakeDirty() [][]byte {
 	ks.src.deaths = 0
 	ks.src.maybeDup = false
 	ks.src.compactAt = 1024
-	return out
+	return a.out
+}
+
+// planTake decides, for each physical database, whether TakeDirty walks
+// its table (see takeWalkRatio), and returns the decisions by physical id.
+func (ks *Keyspace) planTake(refs []dirtyRef) []bool {
+	if len(ks.src.walk) != len(ks.pdbs) {
+		ks.src.walk = make([]bool, len(ks.pdbs))
+		ks.src.counts = make([]int, len(ks.pdbs))
+	}
+	walk, counts := ks.src.walk, ks.src.counts
+	clear(counts)
+	for _, r := range refs {
+		counts[r.phys()]++
+	}
+	for phys, d := range ks.pdbs {
+		walk[phys] = counts[phys] > 0 && counts[phys]*takeWalkRatio >= d.keys.count
+	}
+	return walk
+}
+
+// takeByWalk takes the listed pairs of the databases walk names, in the
+// list's order, with no lookup: every key of a listed pair has its dirty
+// bit set and every key whose bit is set is listed, so a walk of the table
+// clears the bits. Without duplicates (!maybeDup) each reference is a pair
+// of its own; otherwise each unmarked reference is, unless a marked one
+// names the same pair (see refDup), and only the marked ones' pairs are
+// kept in a set.
+func (ks *Keyspace) takeByWalk(a *heapKeys, refs []dirtyRef, walk []bool) {
+	var dups map[pairKey]bool // the marked references' pairs: taken yet?
+	if ks.src.maybeDup {
+		for _, r := range refs {
+			if r.mayDup() && walk[r.phys()] {
+				if dups == nil {
+					dups = ks.src.dups
+					if dups == nil {
+						dups = make(map[pairKey]bool)
+						ks.src.dups = dups
+					}
+				}
+				dups[r.pair()] = false
+			}
+		}
+	}
+	// A one-hash Bloom filter of dups' pairs, about 16 bits a pair, spares
+	// most references a lookup in dups.
+	var filter []uint64
+	var shift uint
+	if len(dups) > 0 {
+		lg := min(max(bits.Len(uint(len(dups)))+4, 12), 24)
+		if cap(ks.src.filter) < 1<<lg/64 {
+			ks.src.filter = make([]uint64, 1<<lg/64)
+		}
+		filter, shift = ks.src.filter[:1<<lg/64], uint(64-lg)
+		clear(filter)
+		for p := range dups {
+			h := pairSig(p.db, p.key) >> shift
+			filter[h/64] |= 1 << (h % 64)
+		}
+	}
+	for _, r := range refs {
+		phys := r.phys()
+		if !walk[phys] {
+			continue
+		}
+		if filter != nil {
+			if h := pairSig(phys, r.key()) >> shift; filter[h/64]&(1<<(h%64)) != 0 {
+				p := r.pair()
+				if taken, ok := dups[p]; ok {
+					if taken {
+						continue
+					}
+					dups[p] = true
+				}
+			}
+		}
+		a.add(phys, unsafeBytes(r.key()))
+	}
+	if len(dups) > 1<<16 {
+		ks.src.dups, ks.src.filter = nil, nil
+	} else {
+		clear(dups)
+	}
+	for phys, d := range ks.pdbs {
+		if !walk[phys] {
+			continue
+		}
+		for si := range d.keys.segs {
+			slots := d.keys.segs[si].slots
+			for i := range slots {
+				if sl := &slots[i]; sl.v.loc&locDirty != 0 { // a free slot's loc is 0
+					sl.v.loc &^= locDirty
+				}
+			}
+		}
+	}
+}
+
+// pairSig is a hash of a pair for takeByWalk's filter: of its database,
+// its key's length and its key's last 8 bytes (read in one load), which
+// tell apart most keys named after a counter. Its high bits are the best.
+func pairSig(phys int, key string) uint64 {
+	n := len(key)
+	var x uint64
+	if n >= 8 {
+		x = binary.LittleEndian.Uint64(unsafeBytes(key[n-8:]))
+	} else {
+		for i := range n {
+			x = x<<8 | uint64(key[i])
+		}
+	}
+	h := x*0x9e3779b97f4a7c15 + uint64(n)*0xc2b2ae3d27d4eb4f + uint64(phys)*0x165667b19e3779f9
+	h ^= h >> 29
+	return h * 0x9e3779b97f4a7c15
+}
+
+// takeByLookup takes the listed pairs of the databases walk does not
+// name, each looked up: a live key's dirty bit says whether its pair was
+// taken already, and a set holds the deleted pairs taken when the list may
+// name a pair twice.
+func (ks *Keyspace) takeByLookup(a *heapKeys, refs []dirtyRef, walk []bool) {
+	for _, r := range refs {
+		if walk[r.phys()] {
+			continue
+		}
+		if sl := ks.findRef(r); sl != nil {
+			if sl.v.loc&locDirty == 0 {
+				continue
+			}
+			sl.v.loc &^= locDirty
+		} else if ks.src.maybeDup {
+			if ks.src.seen == nil {
+				ks.src.seen = make(map[pairKey]struct{})
+			}
+			p := r.pair()
+			if _, ok := ks.src.seen[p]; ok {
+				continue
+			}
+			ks.src.seen[p] = struct{}{}
+		}
+		a.add(r.phys(), unsafeBytes(r.key()))
+	}
+	clear(ks.src.seen)
+}
+
+// heapKeys is TakeDirty's result being built: heap keys in one buffer.
+type heapKeys struct {
+	buf []byte
+	out [][]byte
+}
+
+func (a *heapKeys) add(phys int, key []byte) {
+	start := len(a.buf)
+	a.buf = AppendHeapKey(a.buf, phys, key)
+	a.out = append(a.out, a.buf[start:len(a.buf):len(a.buf)])
 }
 
 // DirtyKeys is the number of pairs changed since the last TakeDirty (keys
@@ -381,6 +599,7 @@ func (ks *Keyspace) Version(hk []byte) checkpoint.Version {
 	d := ks.pdbs[phys]
 	h := d.keys.hash(key)
 	sl := d.keys.find(h, key)
+	ks.src.hint = placeHint{d: d, sl: sl, muts: d.keys.muts}
 	if sl != nil {
 		v.Old, v.HasOld = ks.slotLoc(phys, sl)
 	}
@@ -411,16 +630,24 @@ func (ks *Keyspace) Version(hk []byte) checkpoint.Version {
 // live version (the key's location; the grave, superseded, is forgotten),
 // or nowhere (!live: the grave is forgotten, and the location of a key, if
 // one came back since Version). It implements checkpoint.Source.
+//
+// The checkpoint calls it right after Version for the same key: the slot
+// Version found is used again when the table has not changed since and it
+// holds the key (see placeHint); any other call looks the key up.
 func (ks *Keyspace) Placed(hk []byte, id heap.RecordID, live bool) {
 	phys, key, err := DecodeHeapKey(hk)
 	if err != nil || phys >= len(ks.pdbs) {
+		ks.src.hint = placeHint{}
 		return
 	}
 	if len(ks.src.graves) > 0 {
 		delete(ks.src.graves, pairKey{phys, unsafeString(key)})
 	}
 	d := ks.pdbs[phys]
-	sl := d.keys.find(d.keys.hash(key), key)
+	sl := ks.takeHint(d, key)
+	if sl == nil {
+		sl = d.keys.find(d.keys.hash(key), key)
+	}
 	switch {
 	case live && sl != nil:
 		ks.setLoc(phys, sl, id)
@@ -430,7 +657,7 @@ func (ks *Keyspace) Placed(hk []byte, id heap.RecordID, live bool) {
 		// pair's grave, and the pair is listed.
 		k := string(key)
 		ks.addGrave(phys, k, id)
-		ks.pushDirty(refOfString(phys, k))
+		ks.pushDirty(refOfGrave(phys, k))
 		ks.src.deaths++
 		ks.src.maybeDup = true
 	case sl != nil:
@@ -463,7 +690,7 @@ func (ks *Keyspace) RedirtyFile(file uint32) int {
 	for p, id := range ks.src.graves {
 		if id.File == file {
 			delete(ks.src.graves, p)
-			ks.src.dirty = append(ks.src.dirty, refOfString(p.db, p.key))
+			ks.src.dirty = append(ks.src.dirty, refOfGrave(p.db, p.key))
 			ks.src.deaths++
 			ks.src.maybeDup = true
 			n++
@@ -481,7 +708,10 @@ func (ks *Keyspace) dropDB(i int) {
 	if ks.TrackDirty {
 		d.keys.each(func(sl *slot[entry]) { ks.removedRaw(d, sl) })
 	}
+	muts := d.keys.muts
 	*d = *ks.newDB(d.phys)
+	d.keys.muts = muts + 1 // slots of the old table are stale (see placeHint)
+	ks.src.hint = placeHint{}
 }
 
 // removedRaw is removed without the compaction check, for walks of a

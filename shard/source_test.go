@@ -736,43 +736,61 @@ func TestLocationsThatDoNotFitTheSlotWord(t *testing.T) {
 func TestCheckpointSourceRandomized(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			h := newTracked(t)
-			m := newModelHeap()
-			rng := rand.New(rand.NewPCG(seed, seed*31))
-			var pending [][]byte
-			for i := range 20000 {
-				runRandomCommand(h, rng)
-				switch {
-				case len(pending) > 0:
-					for range 1 + rng.IntN(3) {
-						if len(pending) == 0 {
-							break
-						}
-						m.write(t, h.ks, pending[0])
-						pending = pending[1:]
-					}
-					if len(pending) == 0 {
-						m.release(t)
-					}
-				case rng.IntN(50) == 0:
-					m.file = uint32(1 + i/2000)
-					pending = h.ks.TakeDirty()
-				}
-				if i%97 == 0 {
-					checkOwnership(t, h.ks, m)
-				}
-				if t.Failed() {
-					t.FailNow()
-				}
-			}
-			for _, k := range pending {
-				m.write(t, h.ks, k)
-			}
-			m.release(t)
-			m.checkpoint(t, h.ks)
-			checkHeapMatches(t, h.ks, m, h.clock)
+			checkpointSourceRandomized(t, seed)
 		})
 	}
+}
+
+// checkpointSourceRandomized is the body of TestCheckpointSourceRandomized
+// for one seed. It also checks, before each TakeDirty and now and then, the
+// dirty list's invariants (checkDirtyRefs), and that TakeDirty returns
+// each pair once.
+func checkpointSourceRandomized(t *testing.T, seed uint64) {
+	h := newTracked(t)
+	m := newModelHeap()
+	rng := rand.New(rand.NewPCG(seed, seed*31))
+	var pending [][]byte
+	for i := range 20000 {
+		runRandomCommand(h, rng)
+		switch {
+		case len(pending) > 0:
+			for range 1 + rng.IntN(3) {
+				if len(pending) == 0 {
+					break
+				}
+				m.write(t, h.ks, pending[0])
+				pending = pending[1:]
+			}
+			if len(pending) == 0 {
+				m.release(t)
+			}
+		case rng.IntN(50) == 0:
+			m.file = uint32(1 + i/2000)
+			checkDirtyRefs(t, h.ks)
+			pending = h.ks.TakeDirty()
+			names := make([]string, len(pending))
+			for j, k := range pending {
+				names[j] = pairName(t, k)
+			}
+			slices.Sort(names)
+			if c := slices.Compact(slices.Clone(names)); len(c) != len(names) {
+				t.Fatalf("TakeDirty returned a pair twice: %q", names)
+			}
+		}
+		if i%97 == 0 {
+			checkOwnership(t, h.ks, m)
+			checkDirtyRefs(t, h.ks)
+		}
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	for _, k := range pending {
+		m.write(t, h.ks, k)
+	}
+	m.release(t)
+	m.checkpoint(t, h.ks)
+	checkHeapMatches(t, h.ks, m, h.clock)
 }
 
 // identityMap is the identity database map of n databases.
