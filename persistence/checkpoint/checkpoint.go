@@ -63,10 +63,10 @@ type WAL interface {
 	Barrier(lsn uint64, done func(error))
 	// WriteAfter runs ops (page writes) once every record through lsn is
 	// durable and calls done with their results, on the loop's thread
-	// and never inside the call: linked after the WAL write and fdatasync
-	// that make lsn durable (wal.Writer.WriteAfterDurable), so the kernel
-	// enforces log before data. err is the WAL's failure, which cancels
-	// them (res is then ECANCELED or nil).
+	// and never inside the call: linked after the fdatasync that makes
+	// lsn durable (wal.Writer.WriteAfterDurable), so the kernel enforces
+	// log before data. err is the WAL's failure, which cancels them (res
+	// is then ECANCELED or nil).
 	WriteAfter(lsn uint64, ops []runtime.Op, done func(res []runtime.Result, err error))
 }
 

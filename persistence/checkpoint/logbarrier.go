@@ -42,8 +42,8 @@ func (b *LogBarrier) Barrier(lsn uint64, done func(error)) {
 	b.Loop.AfterFunc(0, b.Progress)
 }
 
-// WriteAfter implements WAL: the writer links ops after the WAL write and
-// fdatasync that make lsn durable.
+// WriteAfter implements WAL: the writer links ops after the fdatasync that
+// makes lsn durable.
 func (b *LogBarrier) WriteAfter(lsn uint64, ops []runtime.Op, done func([]runtime.Result, error)) {
 	b.Writer.WriteAfterDurable(lsn, ops, done)
 }

@@ -16,16 +16,19 @@ type trailer struct {
 }
 
 // WriteAfterDurable runs ops once every record through lsn is durable and
-// calls done, on the loop's thread, with their results. When the records
-// are not durable yet, ops go into the same chain as the WAL write and
-// fdatasync that make them so, linked after them (on io_uring,
-// IOSQE_IO_LINK): the kernel itself keeps the data writes behind the log,
-// with no completion round trip in between, and a failed WAL write or
-// fdatasync cancels them (err says why; res then holds ECANCELED, or is
-// nil when they were never submitted). A group that would have gone out
-// without an fdatasync (appendfsync everysec and no) gets one. When lsn is
-// durable already, ops are submitted at once. ops is at most
-// runtime.MaxChainLen-2 steps.
+// calls done, on the loop's thread, with their results. Records that are
+// written and not durable get a chain of their own: an fdatasync of the
+// segment, then ops linked after it (on io_uring, IOSQE_IO_LINK), so the
+// kernel itself keeps the data writes behind the log with no completion
+// round trip in between, and a failed fdatasync cancels them (err says
+// why; res then holds ECANCELED, or is nil when they were never
+// submitted). Records not written yet wait for their group's write; a
+// group commit that made them durable (appendfsync always) lets ops go out
+// at once.
+//
+// The data writes are never put into a group's own chain: that chain's
+// completion releases the clients' replies, which must not wait for page
+// writes.
 func (w *Writer) WriteAfterDurable(lsn uint64, ops []runtime.Op, done func(res []runtime.Result, err error)) {
 	if len(ops) > runtime.MaxChainLen-2 {
 		panic(fmt.Sprintf("wal: %d trailing writes, at most %d", len(ops), runtime.MaxChainLen-2))
@@ -98,10 +101,11 @@ func finishTrailers(ts []trailer, res []runtime.Result, err error) {
 	}
 }
 
-// syncForTrailers: no group is queued, but trailers wait on records that
-// are written and not durable (their group went out without an
-// fdatasync): one chain of an fdatasync of the open segment and their
-// writes.
+// syncForTrailers: trailers wait on records that are written and not
+// durable (their group went out without an fdatasync): one chain of an
+// fdatasync of the open segment and their writes. It may run beside a
+// group's write in flight: the fdatasync covers what was written before
+// it was submitted, which is what target says.
 func (w *Writer) syncForTrailers() {
 	if len(w.trailers) == 0 || w.syncing || w.segFirst == 0 {
 		return

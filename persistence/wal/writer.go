@@ -124,12 +124,12 @@ func (w *Writer) Busy() bool { return w.inflight != nil || w.syncing }
 // again when a group completes.
 func (w *Writer) Kick() {
 	w.runReadyTrailers()
+	w.syncForTrailers()
 	if w.inflight != nil || w.retryTimer != nil || w.app.Poisoned() != nil {
 		return
 	}
 	g := w.app.Take()
 	if g == nil {
-		w.syncForTrailers()
 		return
 	}
 	w.inflight = g
@@ -152,19 +152,14 @@ func (w *Writer) write(g *Group) {
 	if w.segFirst != g.Segment.FirstLSN {
 		panic(fmt.Sprintf("wal: group for segment %d with segment %d open", g.Segment.FirstLSN, w.segFirst))
 	}
-	attached := w.takeTrailers(g.LastLSN, 2)
-	sync := w.Policy == FsyncAlways || g.Sealed || len(attached) > 0
+	sync := w.Policy == FsyncAlways || g.Sealed
 	ops := []runtime.Op{{Kind: runtime.OpPwrite, FD: w.seg, Buf: g.Buf, Off: g.Offset}}
 	if sync {
 		ops = append(ops, runtime.Op{Kind: runtime.OpFdatasync, FD: w.seg})
 	}
-	ops = appendTrailerOps(ops, attached)
 	w.be.Chain(ops, func(res []runtime.Result) {
-		tail := res[min(2, len(res)):] // the trailers' steps
 		if res[0].Err != nil {
-			err := fmt.Errorf("wal: write %d bytes at %d of %s: %w", len(g.Buf), g.Offset, SegmentName(g.Segment.FirstLSN), res[0].Err)
-			finishTrailers(attached, tail, err)
-			w.failed(g, err)
+			w.failed(g, fmt.Errorf("wal: write %d bytes at %d of %s: %w", len(g.Buf), g.Offset, SegmentName(g.Segment.FirstLSN), res[0].Err))
 			return
 		}
 		w.inflight = nil
@@ -176,9 +171,7 @@ func (w *Writer) write(g *Group) {
 		w.app.Done(g, nil) // g belongs to the Appender again
 		if sync {
 			if err := res[1].Err; err != nil {
-				err = fmt.Errorf("wal: fdatasync %s: %w", SegmentName(w.segFirst), err)
-				finishTrailers(attached, tail, err)
-				w.poison(err)
+				w.poison(fmt.Errorf("wal: fdatasync %s: %w", SegmentName(w.segFirst), err))
 				return
 			}
 			w.stats.Datasyncs++
@@ -188,7 +181,6 @@ func (w *Writer) write(g *Group) {
 			w.closeSegment()
 		}
 		w.progress()
-		finishTrailers(attached, tail, nil)
 		w.Kick()
 	})
 }

@@ -276,6 +276,9 @@ type faultBackend struct {
 	holdSyncs  bool     // hold standalone fdatasyncs (Writer.Sync) until release
 	held       []func() // the held ones
 	chains     [][]runtime.OpKind
+	// failSyncChains fails the fdatasync that opens the next chains of
+	// that kind (WriteAfterDurable's) with EIO.
+	failSyncChains int
 }
 
 func (f *faultBackend) Fdatasync(fd runtime.FD, cb func(error)) {
@@ -292,6 +295,16 @@ func (f *faultBackend) Chain(ops []runtime.Op, cb func([]runtime.Result)) {
 		kinds[i] = op.Kind
 	}
 	f.chains = append(f.chains, kinds)
+	if len(ops) > 0 && ops[0].Kind == runtime.OpFdatasync && f.failSyncChains > 0 {
+		f.failSyncChains--
+		res := make([]runtime.Result, len(ops))
+		res[0].Err = syscall.EIO
+		for i := 1; i < len(res); i++ {
+			res[i].Err = syscall.ECANCELED
+		}
+		f.loop.AfterFunc(0, func() { cb(res) })
+		return
+	}
 	if len(ops) > 0 && ops[0].Kind == runtime.OpPwrite && ops[0].Off >= SegmentHeaderSize && f.failWrites > 0 {
 		f.failWrites--
 		res := make([]runtime.Result, len(ops))
