@@ -2,19 +2,15 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/moond-db/moond/persistence/checkpoint"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/manifest"
 	"github.com/moond-db/moond/persistence/recovery"
-	"github.com/moond-db/moond/persistence/vfs"
 	"github.com/moond-db/moond/persistence/wal"
 	"github.com/moond-db/moond/runtime"
 )
@@ -55,155 +51,6 @@ type ckpt struct {
 	begun      int       // checkpoints begun on this shard (for the crash hook)
 	bootSave   time.Time // the control file's checkpoint time (LASTSAVE before the first)
 	lastErrLog string
-}
-
-// recoverPersisted runs the boot of the shard's persisted state: the
-// control file, the manifest, torn-page repair from full-page images, the
-// heap's records loaded into the keyspace, then the WAL replayed from the
-// redo point under the per-key LSN rule. It returns the WAL's recovery
-// result; the caller opens the writer.
-func (w *worker) recoverPersisted(walDir string) (*wal.RecoverResult, *recovery.State, []heap.RecordID, error) {
-	s := w.srv
-	cache := heap.NewCache(max(s.cfg.PageCacheSize/int64(s.nshards), 1<<20))
-	var superseded []heap.RecordID
-	var readers map[uint32]*heap.File
-	defer func() {
-		for _, f := range readers {
-			f.Close()
-		}
-	}()
-	heapDir := filepath.Join(s.shardDir(w.id), heap.DirName)
-	headLSN := func(id heap.RecordID) (uint64, error) {
-		if readers == nil {
-			readers = make(map[uint32]*heap.File)
-		}
-		f := readers[id.File]
-		if f == nil {
-			var err error
-			if f, err = heap.OpenFile(vfs.Default, heapDir, id.File); err != nil {
-				return 0, err
-			}
-			readers[id.File] = f
-		}
-		var p heap.Page
-		if err := f.ReadPage(id.Page, &p); err != nil {
-			return 0, err
-		}
-		v, err := p.Record(int(id.Slot))
-		if err != nil {
-			return 0, err
-		}
-		return v.KeyLSN, nil
-	}
-	loaded := int64(0)
-	st, err := recovery.Open(recovery.Options{
-		ShardDir: s.shardDir(w.id),
-		Shard:    uint32(w.id),
-		Cache:    cache,
-		Log:      s.log.With("shard", w.id),
-		OnRedo:   func(redo uint64) { w.ks.BeginLoad(redo, headLSN) },
-		OnRecord: func(r *heap.ScanRecord) error {
-			sup, dup, err := w.ks.LoadRecord(r)
-			if err != nil {
-				return err
-			}
-			if dup {
-				superseded = append(superseded, sup)
-			}
-			loaded++
-			return nil
-		},
-	})
-	if err != nil {
-		w.ks.EndLoad()
-		return nil, nil, nil, fmt.Errorf("shard %d: %w", w.id, err)
-	}
-	if loaded > 0 {
-		s.log.Info("heap loaded", "shard", w.id, "keys", loaded, "redo", st.Redo, "files", len(st.Files))
-	}
-	var out = &w.scratch
-	var args [][]byte
-	failed := int64(0)
-	res, err := wal.Recover(wal.RecoverOptions{
-		Dir:     walDir,
-		Shard:   uint32(w.id),
-		Redo:    st.Redo,
-		Floor:   st.Control.CheckpointLSN + 1,
-		Salvage: s.cfg.WALSalvage || os.Getenv(wal.SalvageEnv) == "1",
-		Apply: func(lsn uint64, typ wal.RecordType, payload []byte) error {
-			if typ != wal.RecordData {
-				// Full-page images were used by recovery.Open. The
-				// database map logged at the redo point is the map
-				// replay starts from (absent: the identity).
-				if lsn == st.Redo && len(payload) > 0 && payload[0] == checkpoint.KindDBMap {
-					m, err := checkpoint.DecodeDBMap(payload)
-					if err == nil {
-						err = w.ks.SetDBMap(m)
-					}
-					if err != nil {
-						return fmt.Errorf("record %d: database map: %w", lsn, err)
-					}
-				}
-				return nil
-			}
-			w.replayedData++
-			db, a, err := wal.DecodeCommandInto(args[:0], payload)
-			if err != nil {
-				return fmt.Errorf("record %d: %w", lsn, err)
-			}
-			args = a
-			if db >= w.ks.NumDBs() {
-				return fmt.Errorf("record %d: database %d, but the server has %d (--databases)", lsn, db, w.ks.NumDBs())
-			}
-			out.Reset()
-			w.ks.Replay(lsn, db, args, out)
-			if len(out.Buf) > 0 && out.Buf[0] == '-' {
-				failed++
-				if failed <= 10 {
-					s.log.Error("WAL record failed to replay", "shard", w.id, "lsn", lsn, "reply", string(out.Buf))
-				}
-			}
-			return nil
-		},
-		Progress: func(p wal.Progress) {
-			s.log.Info("recovering WAL", "shard", w.id, "segment", p.Segment, "records", p.Records,
-				"MB/s", fmt.Sprintf("%.1f", p.MBPerSec()))
-		},
-	})
-	w.ks.EndLoad()
-	if err != nil {
-		st.Heap.Close()
-		return nil, nil, nil, fmt.Errorf("shard %d: WAL recovery: %w", w.id, err)
-	}
-	w.replayFailures = failed
-	w.ckpt = &ckpt{heap: st.Heap, man: st.Manifest, bootSave: st.LastCheckpoint,
-		loading: make(map[heap.PageID]bool), readFDs: make(map[uint32]runtime.FD)}
-	segs, err := listSegments(walDir)
-	if err != nil {
-		st.Heap.Close()
-		return nil, nil, nil, fmt.Errorf("shard %d: %w", w.id, err)
-	}
-	w.ckpt.segs = segs
-	// The WAL above the redo point that recovery read counts toward
-	// --max-wal-size until the next checkpoint publishes.
-	w.ckpt.bytesAtPublished = -res.Bytes
-	return res, st, superseded, nil
-}
-
-// listSegments returns the first LSNs of the WAL segments in dir, ascending.
-func listSegments(dir string) ([]uint64, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("list WAL segments: %w", err)
-	}
-	var firsts []uint64
-	for _, e := range ents {
-		if lsn, ok := wal.ParseSegmentName(e.Name()); ok {
-			firsts = append(firsts, lsn)
-		}
-	}
-	slices.Sort(firsts)
-	return firsts, nil
 }
 
 // startCheckpoints creates the shard's checkpoint manager once the WAL
@@ -404,83 +251,12 @@ func (w *worker) heapFileVanished(file uint32, retired bool) {
 		"shard", w.id, "file", heap.FileName(file), "keys", n)
 }
 
-// loadPage reads a heap page a checkpoint step needs into the page cache,
-// through the backend; the checkpoint retries the step on a later tick.
-func (w *worker) loadPage(id heap.PageID) {
-	c := w.ckpt
-	if c.loading[id] || c.heap.Cache().Resident(id) {
-		return
-	}
-	c.loading[id] = true
-	read := func(fd runtime.FD) {
-		buf := make([]byte, heap.PageSize)
-		w.be.Pread(fd, buf, heap.PageOffset(id.Page), func(n int, err error) {
-			delete(c.loading, id)
-			if err == nil && n != heap.PageSize {
-				err = runtime.ErrShort
-			}
-			if err != nil {
-				w.logCkptErr(fmt.Sprintf("read heap page %v: %v", id, err))
-				return
-			}
-			if _, err := c.heap.Cache().AddClean(id, buf); err != nil {
-				w.logCkptErr(fmt.Sprintf("heap page %v: %v", id, err))
-			}
-		})
-	}
-	if fd, ok := c.readFDs[id.File]; ok {
-		read(fd)
-		return
-	}
-	path := heap.FilePath(filepath.Join(w.srv.shardDir(w.id), heap.DirName), id.File)
-	w.be.Open(path, os.O_RDONLY, 0, func(fd runtime.FD, err error) {
-		if err != nil {
-			delete(c.loading, id)
-			w.logCkptErr(fmt.Sprintf("open %s: %v", path, err))
-			return
-		}
-		if old, ok := c.readFDs[id.File]; ok {
-			w.be.Close(fd, nil)
-			fd = old
-		} else {
-			c.readFDs[id.File] = fd
-		}
-		read(fd)
-	})
-}
-
-func (w *worker) closeReadFD(file uint32) {
-	if fd, ok := w.ckpt.readFDs[file]; ok {
-		w.be.Close(fd, nil)
-		delete(w.ckpt.readFDs, file)
-	}
-}
-
 // logCkptErr logs a checkpoint-side failure once per distinct message.
 func (w *worker) logCkptErr(msg string) {
 	if msg != w.ckpt.lastErrLog {
 		w.ckpt.lastErrLog = msg
 		w.srv.log.Error("checkpoint", "shard", w.id, "err", msg)
 	}
-}
-
-// checkpointStep is the test-only crash hook (--test-crash-at): the
-// process kills itself with SIGKILL at the named step of the named
-// checkpoint, as kill -9 would.
-func (w *worker) checkpointStep(step checkpoint.Step) {
-	at := w.srv.CrashAt
-	if at.Step == "" || at.Step != step || w.ckpt.begun < at.Checkpoint {
-		return
-	}
-	w.srv.log.Warn("test hook: killing the process at a checkpoint step", "shard", w.id, "step", string(step), "checkpoint", w.ckpt.begun)
-	killSelf()
-}
-
-// CrashPoint is where the test-only hook kills the process: Step of the
-// Checkpoint-th checkpoint a shard begins (1 for its first).
-type CrashPoint struct {
-	Step       checkpoint.Step
-	Checkpoint int
 }
 
 // closeHeap releases the heap's and the checkpoint's file handles.
@@ -507,121 +283,4 @@ func (w *worker) heapPoisoned() error {
 		return nil
 	}
 	return w.ckpt.mgr.Poisoned()
-}
-
-// ckptInfo is one shard's checkpoint figures for INFO persistence.
-type ckptInfo struct {
-	on         bool
-	stats      checkpoint.Stats
-	heapFiles  int
-	heapBytes  int64
-	walSince   int64
-	dirtyKeys  int
-	recycled   int64
-	lastSave   time.Time
-	lastStatus string
-}
-
-func (w *worker) collectCheckpoint() ckptInfo {
-	ci := ckptInfo{lastSave: w.lastSave(), lastStatus: "ok"}
-	c := w.ckpt
-	if c == nil {
-		return ci
-	}
-	hs := c.heap.Stats()
-	ci.heapFiles, ci.heapBytes = hs.Files, hs.Bytes
-	if c.mgr == nil {
-		return ci
-	}
-	ci.on = true
-	ci.stats = c.mgr.Stats()
-	ci.walSince = w.walBytesSinceCheckpoint()
-	ci.dirtyKeys = w.ks.DirtyKeys()
-	ci.recycled = c.recycled
-	if ci.stats.Poisoned || (ci.stats.LastError != "" && ci.stats.InProgress) {
-		ci.lastStatus = "err"
-	}
-	return ci
-}
-
-// writeInfoCheckpoint writes the checkpoint's share of INFO persistence:
-// Redis's rdb_* fields mapped onto checkpoints, then moond's checkpoint_*
-// and heap_* fields (per-shard LSNs as comma-separated lists).
-func writeInfoCheckpoint(kv func(string, any), infos []shardInfo, changes int64, bgsaveSecs func(time.Duration) int64) {
-	var inProgress, poisoned bool
-	var completed, flushed, failed, fsyncPending, files, bytes, retired, unexpected, walSince, recycled int64
-	var lastDur int64 = -1
-	var redo []string
-	var reasons, lastErrs []string
-	status := "ok"
-	var oldest time.Time
-	for i, si := range infos {
-		ci := si.ckpt
-		if oldest.IsZero() || ci.lastSave.Before(oldest) {
-			oldest = ci.lastSave
-		}
-		if ci.lastStatus != "ok" {
-			status = "err"
-		}
-		files += int64(ci.heapFiles)
-		bytes += ci.heapBytes
-		st := ci.stats
-		redo = append(redo, fmt.Sprint(st.LastRedoLSN))
-		if st.InProgress {
-			inProgress = true
-		}
-		completed += st.Completed
-		flushed += st.PagesFlushed
-		failed += st.PagesFailed
-		fsyncPending += int64(st.DataFsyncPending)
-		retired += st.VanishedRetired
-		unexpected += st.VanishedUnexpected
-		walSince += ci.walSince
-		recycled += ci.recycled
-		if st.Completed > 0 {
-			lastDur = max(lastDur, st.LastDurationMs)
-		}
-		if st.LastError != "" {
-			lastErrs = append(lastErrs, fmt.Sprintf("shard %d: %s", i, st.LastError))
-		}
-		if st.Poisoned {
-			poisoned = true
-			reasons = append(reasons, fmt.Sprintf("shard %d: %s", i, st.PoisonReason))
-		}
-	}
-	kv("rdb_changes_since_last_save", changes)
-	kv("rdb_bgsave_in_progress", boolInt(inProgress))
-	kv("rdb_last_save_time", oldest.Unix())
-	kv("rdb_last_bgsave_status", status)
-	kv("rdb_last_bgsave_time_sec", bgsaveSecs(time.Duration(lastDur)*time.Millisecond))
-	kv("rdb_current_bgsave_time_sec", -1)
-	kv("checkpoint_in_progress", boolInt(inProgress))
-	kv("last_checkpoint_redo_lsn", strings.Join(redo, ","))
-	kv("checkpoints_completed", completed)
-	kv("checkpoint_last_duration_ms", lastDur)
-	kv("checkpoint_pages_flushed", flushed)
-	kv("checkpoint_pages_failed", failed)
-	kv("data_fsync_pending", fsyncPending)
-	kv("heap_files", files)
-	kv("heap_bytes", bytes)
-	kv("heap_vanished_retired", retired)
-	kv("heap_vanished_unexpected", unexpected)
-	kv("wal_bytes_since_checkpoint", walSince)
-	kv("wal_segments_recycled", recycled)
-	kv("checkpoint_state", strings.Join(states(infos), ","))
-	if len(lastErrs) > 0 {
-		kv("checkpoint_last_error", strings.Join(lastErrs, "; "))
-	}
-	kv("poisoned", boolInt(poisoned))
-	if poisoned {
-		kv("poisoned_reason", strings.Join(reasons, "; "))
-	}
-}
-
-func states(infos []shardInfo) []string {
-	out := make([]string, len(infos))
-	for i, si := range infos {
-		out[i] = si.ckpt.stats.State.String()
-	}
-	return out
 }

@@ -1,0 +1,126 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/moond-db/moond/persistence/checkpoint"
+)
+
+// ckptInfo is one shard's checkpoint figures for INFO persistence.
+type ckptInfo struct {
+	on         bool
+	stats      checkpoint.Stats
+	heapFiles  int
+	heapBytes  int64
+	walSince   int64
+	dirtyKeys  int
+	recycled   int64
+	lastSave   time.Time
+	lastStatus string
+}
+
+func (w *worker) collectCheckpoint() ckptInfo {
+	ci := ckptInfo{lastSave: w.lastSave(), lastStatus: "ok"}
+	c := w.ckpt
+	if c == nil {
+		return ci
+	}
+	hs := c.heap.Stats()
+	ci.heapFiles, ci.heapBytes = hs.Files, hs.Bytes
+	if c.mgr == nil {
+		return ci
+	}
+	ci.on = true
+	ci.stats = c.mgr.Stats()
+	ci.walSince = w.walBytesSinceCheckpoint()
+	ci.dirtyKeys = w.ks.DirtyKeys()
+	ci.recycled = c.recycled
+	if ci.stats.Poisoned || (ci.stats.LastError != "" && ci.stats.InProgress) {
+		ci.lastStatus = "err"
+	}
+	return ci
+}
+
+// writeInfoCheckpoint writes the checkpoint's share of INFO persistence:
+// Redis's rdb_* fields mapped onto checkpoints, then moond's checkpoint_*
+// and heap_* fields (per-shard LSNs as comma-separated lists).
+func writeInfoCheckpoint(kv func(string, any), infos []shardInfo, changes int64, bgsaveSecs func(time.Duration) int64) {
+	var inProgress, poisoned bool
+	var completed, flushed, failed, fsyncPending, files, bytes, retired, unexpected, walSince, recycled int64
+	var lastDur int64 = -1
+	var redo []string
+	var reasons, lastErrs []string
+	status := "ok"
+	var oldest time.Time
+	for i, si := range infos {
+		ci := si.ckpt
+		if oldest.IsZero() || ci.lastSave.Before(oldest) {
+			oldest = ci.lastSave
+		}
+		if ci.lastStatus != "ok" {
+			status = "err"
+		}
+		files += int64(ci.heapFiles)
+		bytes += ci.heapBytes
+		st := ci.stats
+		redo = append(redo, fmt.Sprint(st.LastRedoLSN))
+		if st.InProgress {
+			inProgress = true
+		}
+		completed += st.Completed
+		flushed += st.PagesFlushed
+		failed += st.PagesFailed
+		fsyncPending += int64(st.DataFsyncPending)
+		retired += st.VanishedRetired
+		unexpected += st.VanishedUnexpected
+		walSince += ci.walSince
+		recycled += ci.recycled
+		if st.Completed > 0 {
+			lastDur = max(lastDur, st.LastDurationMs)
+		}
+		if st.LastError != "" {
+			lastErrs = append(lastErrs, fmt.Sprintf("shard %d: %s", i, st.LastError))
+		}
+		if st.Poisoned {
+			poisoned = true
+			reasons = append(reasons, fmt.Sprintf("shard %d: %s", i, st.PoisonReason))
+		}
+	}
+	kv("rdb_changes_since_last_save", changes)
+	kv("rdb_bgsave_in_progress", boolInt(inProgress))
+	kv("rdb_last_save_time", oldest.Unix())
+	kv("rdb_last_bgsave_status", status)
+	kv("rdb_last_bgsave_time_sec", bgsaveSecs(time.Duration(lastDur)*time.Millisecond))
+	kv("rdb_current_bgsave_time_sec", -1)
+	kv("checkpoint_in_progress", boolInt(inProgress))
+	kv("last_checkpoint_redo_lsn", strings.Join(redo, ","))
+	kv("checkpoints_completed", completed)
+	kv("checkpoint_last_duration_ms", lastDur)
+	kv("checkpoint_pages_flushed", flushed)
+	kv("checkpoint_pages_failed", failed)
+	kv("data_fsync_pending", fsyncPending)
+	kv("heap_files", files)
+	kv("heap_bytes", bytes)
+	kv("heap_vanished_retired", retired)
+	kv("heap_vanished_unexpected", unexpected)
+	kv("wal_bytes_since_checkpoint", walSince)
+	kv("wal_segments_recycled", recycled)
+	kv("checkpoint_state", strings.Join(states(infos), ","))
+	if len(lastErrs) > 0 {
+		kv("checkpoint_last_error", strings.Join(lastErrs, "; "))
+	}
+	kv("poisoned", boolInt(poisoned))
+	if poisoned {
+		kv("poisoned_reason", strings.Join(reasons, "; "))
+	}
+}
+
+func states(infos []shardInfo) []string {
+	out := make([]string, len(infos))
+	for i, si := range infos {
+		out[i] = si.ckpt.stats.State.String()
+	}
+	return out
+}
