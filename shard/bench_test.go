@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"testing"
@@ -118,7 +119,13 @@ func BenchmarkIncr(b *testing.B) {
 // (redis-benchmark's shape: 16-byte keys, 3-byte values), measured by the
 // runtime and as UsedMemory estimates it. Redis 7.0 spends about 80-90 on
 // the same (dictEntry, key sds, embstr object, bucket pointer).
-func BenchmarkMemoryPerKey(b *testing.B) {
+func BenchmarkMemoryPerKey(b *testing.B) { benchMemoryPerKey(b, false) }
+
+// BenchmarkMemoryPerKeyTracked is BenchmarkMemoryPerKey with dirty
+// tracking on (persistence), before any checkpoint: every key is dirty.
+func BenchmarkMemoryPerKeyTracked(b *testing.B) { benchMemoryPerKey(b, true) }
+
+func benchMemoryPerKey(b *testing.B, tracked bool) {
 	const n = 1_000_000
 	keys := make([][]byte, n)
 	for i := range keys {
@@ -128,6 +135,8 @@ func BenchmarkMemoryPerKey(b *testing.B) {
 	for b.Loop() {
 		before := heapAlloc()
 		ks := NewKeyspace(16, func() int64 { return startClock })
+		ks.TrackDirty = tracked
+		ks.LastLSN = func() uint64 { return 1 }
 		var w resp.Writer
 		c := &Client{}
 		for _, k := range keys {
@@ -203,13 +212,17 @@ func benchCheckpointSource(b *testing.B, n int) {
 // stall of every client of the shard. Churn: 1% of the keys were also
 // deleted and created again (the list may name a pair twice). Few: only
 // 1% of the keys are dirty.
+// Random: the keys are made dirty in a random order, as a real workload
+// does, rather than the order they were made (which is their order in
+// memory).
 func BenchmarkTakeDirty1M(b *testing.B) {
-	b.Run("set", func(b *testing.B) { benchTakeDirty(b, 1, false) })
-	b.Run("churn", func(b *testing.B) { benchTakeDirty(b, 1, true) })
-	b.Run("few", func(b *testing.B) { benchTakeDirty(b, 100, false) })
+	b.Run("set", func(b *testing.B) { benchTakeDirty(b, 1, false, false) })
+	b.Run("random", func(b *testing.B) { benchTakeDirty(b, 1, false, true) })
+	b.Run("churn", func(b *testing.B) { benchTakeDirty(b, 1, true, false) })
+	b.Run("few", func(b *testing.B) { benchTakeDirty(b, 100, false, false) })
 }
 
-func benchTakeDirty(b *testing.B, every int, churn bool) {
+func benchTakeDirty(b *testing.B, every int, churn, random bool) {
 	const n = 1000000
 	ks, keys := benchKeyspace(n)
 	ks.TrackDirty = true
@@ -223,6 +236,9 @@ func benchTakeDirty(b *testing.B, every int, churn bool) {
 		if churn && i%100 == 0 {
 			gone = append(gone, k)
 		}
+	}
+	if random {
+		rand.New(rand.NewPCG(1, 2)).Shuffle(len(dirty), func(i, j int) { dirty[i], dirty[j] = dirty[j], dirty[i] })
 	}
 	var w resp.Writer
 	c := &Client{}

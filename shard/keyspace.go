@@ -8,6 +8,10 @@ import (
 // DefaultDatabases is Redis's default number of databases.
 const DefaultDatabases = 16
 
+// maxDatabases is the most databases a keyspace may have: a physical id
+// fits the dirty list's references (see refGone).
+const maxDatabases = 1 << 30
+
 // DefaultMaxBulkLen is Redis's default proto-max-bulk-len: the longest
 // string APPEND and SETRANGE may build.
 const DefaultMaxBulkLen = 512 << 20
@@ -99,12 +103,16 @@ func NewKeyspace(n int, now func() int64) *Keyspace {
 	if n <= 0 {
 		n = DefaultDatabases
 	}
+	if n > maxDatabases {
+		panic("shard: too many databases")
+	}
 	if now == nil {
 		now = func() int64 { return time.Now().UnixMilli() }
 	}
 	ks := &Keyspace{Now: now, MaxBulkLen: DefaultMaxBulkLen, seed: maphash.MakeSeed()}
 	ks.dbs = make([]*db, n)
 	ks.pdbs = make([]*db, n)
+	ks.src.dbs = make([]dbDirty, n)
 	for i := range ks.dbs {
 		ks.dbs[i] = ks.newDB(i)
 		ks.pdbs[i] = ks.dbs[i]

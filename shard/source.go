@@ -39,6 +39,15 @@ import (
 // have made it grow (see compactDirty). With TrackDirty off none of this
 // happens: a change costs one test of a field.
 //
+// The list is only an index of the dirty bits, for a database with few of
+// them: when a database's references pass dirtyListRatio of its keys (and
+// dirtyListMin), it goes to walk mode (see walkDB) until the next
+// TakeDirty. Its references to live keys are dropped, and a key of it that
+// becomes dirty or is created only sets its bit; TakeDirty walks its table
+// for the keys whose bit is set. A pair with no key still needs a
+// reference: those stay, and every key of the database that is removed
+// is listed. A loaded dataset, every key of it dirty, thus costs no list.
+//
 // Only a reference that may name a pair listed already is marked (refDup):
 // that of a key created after some pair was removed since the list was
 // last emptied, and that of a grave (which counts as a removal). Every
@@ -48,7 +57,13 @@ import (
 // created while no pair had been removed, so that its pair had no key
 // since the list was emptied. No two unmarked references name the same
 // pair, and TakeDirty checks only the marked ones' pairs for duplicates
-// (see takeByWalk).
+// (see takeByWalk); in walk mode it checks all of the database's.
+//
+// A reference made for a key that leaves its pair (a removal, a grave) is
+// marked refGone: the pair may have no key. Another one names a live key
+// unless the key was removed while it was dirty (dbDirty.hidden), which
+// lets walkDB drop a database's references to live keys without looking
+// them up.
 
 // entry is what the keys table holds for a key: its value and the word
 // that says where the pair's record lives and whether the pair is dirty.
@@ -86,16 +101,37 @@ type source struct {
 	maybeDup  bool // the list may name a pair twice
 	swept     bool // keys made while tracking was off were marked dirty
 
+	dbs []dbDirty // by physical id: each database's share
+
 	graves map[pairKey]heap.RecordID
 	far    map[pairKey]heap.RecordID
 	seen   map[pairKey]struct{} // scratch of TakeDirty and compactDirty
 	verBuf []byte               // Version's encoded value
 	dups   map[pairKey]bool     // scratch of TakeDirty
 	filter []uint64             // scratch of TakeDirty
-	walk   []bool               // scratch of TakeDirty: by physical id, walk the table
+	plan   []uint8              // scratch of TakeDirty: by physical id, how to take (planTake)
 	counts []int                // scratch of TakeDirty: listed pairs by physical id
 	hint   placeHint            // the slot Version found, for Placed
 }
+
+// dbDirty is a database's share of the dirty state.
+type dbDirty struct {
+	listed  int  // its references in the list
+	live    int  // its live keys whose dirty bit is set
+	liveLen int  // their keys' total length
+	hidden  bool // a key of it was removed dirty in list mode: a reference not marked refGone may name a pair with no key
+	walking bool // walk mode: a key that becomes dirty is not listed
+}
+
+// dirtyListRatio and dirtyListMin: a database goes to walk mode when its
+// references in the dirty list pass 1/dirtyListRatio of its keys and
+// number at least dirtyListMin, the ratio at which TakeDirty prefers to
+// walk its table anyway (takeWalkRatio). The list then costs at most 1
+// byte a key beyond 16 KiB a database. Variables for the tests.
+var (
+	dirtyListRatio = 16
+	dirtyListMin   = 1024
+)
 
 // placeHint is the slot Version found for a key, so that Placed, which the
 // checkpoint calls next for the same key, need not look it up again. It is
@@ -134,17 +170,26 @@ type dirtyRef struct {
 	db uint32 // the physical id | refDup
 }
 
-// refDup marks a reference that may name a pair listed before it. A
-// physical id fits 31 bits (see DecodeHeapKey).
-const refDup = 1 << 31
+// refDup marks a reference that may name a pair listed before it, and
+// refGone one made for a key that left its pair. A physical id fits 30
+// bits (see maxDatabases).
+const (
+	refDup  = 1 << 31
+	refGone = 1 << 30
+)
+
+// Every physical id fits a reference.
+var _ [refGone - maxDatabases]struct{}
 
 func (r dirtyRef) key() string { return unsafe.String(r.p, int(r.n)) }
 
-func (r dirtyRef) phys() int { return int(r.db &^ refDup) }
+func (r dirtyRef) phys() int { return int(r.db &^ (refDup | refGone)) }
 
 func (r dirtyRef) pair() pairKey { return pairKey{r.phys(), r.key()} }
 
 func (r dirtyRef) mayDup() bool { return r.db&refDup != 0 }
+
+func (r dirtyRef) gone() bool { return r.db&refGone != 0 }
 
 func refOf(d *db, sl *slot[entry]) dirtyRef {
 	return dirtyRef{p: (*byte)(sl.kp), n: uint32(sl.kw & kwLenMask), db: uint32(d.phys)}
@@ -157,7 +202,7 @@ func refOfGrave(phys int, k string) dirtyRef {
 	if p == nil {
 		p = &emptyKey
 	}
-	return dirtyRef{p: p, n: uint32(len(k)), db: uint32(phys) | refDup}
+	return dirtyRef{p: p, n: uint32(len(k)), db: uint32(phys) | refDup | refGone}
 }
 
 // unsafeString views b as a string for a lookup that does not keep it.
@@ -252,13 +297,27 @@ func (ks *Keyspace) changed(d *db, sl *slot[entry]) {
 //go:noinline
 func (ks *Keyspace) becameDirty(d *db, sl *slot[entry]) {
 	sl.v.loc |= locDirty
-	ks.pushDirty(refOf(d, sl))
+	if ks.dirtied(d, sl) {
+		ks.pushDirty(refOf(d, sl))
+	}
+}
+
+// dirtied counts the live key in sl, of database d, whose dirty bit was
+// just set, and reports whether it must be listed (not in walk mode).
+func (ks *Keyspace) dirtied(d *db, sl *slot[entry]) bool {
+	dd := &ks.src.dbs[d.phys]
+	dd.live++
+	dd.liveLen += int(sl.kw & kwLenMask)
+	return !dd.walking
 }
 
 // created marks a new key dirty. Its pair may already be listed, from a
 // key of the same name that was removed since the list was emptied.
 func (ks *Keyspace) created(d *db, sl *slot[entry]) {
 	sl.v.loc |= locDirty
+	if !ks.dirtied(d, sl) {
+		return
+	}
 	r := refOf(d, sl)
 	if ks.src.deaths > 0 {
 		ks.src.maybeDup = true
@@ -270,21 +329,103 @@ func (ks *Keyspace) created(d *db, sl *slot[entry]) {
 // removed is called for the key in sl, of database d, before it leaves
 // its pair: its location goes to the pair's grave and the pair is listed.
 func (ks *Keyspace) removed(d *db, sl *slot[entry]) {
+	if r, ok := ks.leaving(d, sl); ok {
+		ks.pushDirty(r)
+	}
+}
+
+// removedRaw is removed without the compaction and walk mode checks, for
+// walks of a table: both look keys up, and must see a consistent
+// keyspace.
+func (ks *Keyspace) removedRaw(d *db, sl *slot[entry]) {
+	if r, ok := ks.leaving(d, sl); ok {
+		ks.listRef(r)
+	}
+}
+
+// leaving is removed but for the listing: it returns the reference to
+// list, if the pair needs one.
+func (ks *Keyspace) leaving(d *db, sl *slot[entry]) (dirtyRef, bool) {
 	if id, ok := ks.takeLoc(d.phys, sl); ok {
 		ks.addGrave(d.phys, sl.key(), id)
 	}
+	ks.src.deaths++
+	r := refOf(d, sl)
+	r.db |= refGone
 	if sl.v.loc&locDirty == 0 {
 		sl.v.loc |= locDirty // the key is still there: a compaction must see it listed
-		ks.pushDirty(refOf(d, sl))
+		return r, true
 	}
-	ks.src.deaths++
+	dd := &ks.src.dbs[d.phys]
+	dd.live--
+	dd.liveLen -= int(sl.kw & kwLenMask)
+	if !dd.walking {
+		// Listed already, by a reference that now names a pair that may
+		// have no key.
+		dd.hidden = true
+		return r, false
+	}
+	// In walk mode the pair may be unlisted, or listed by a reference
+	// that names a key removed before.
+	r.db |= refDup
+	ks.src.maybeDup = true
+	return r, true
 }
 
-func (ks *Keyspace) pushDirty(r dirtyRef) {
+// listRef appends r to the dirty list, with no check.
+func (ks *Keyspace) listRef(r dirtyRef) {
 	ks.src.dirty = append(ks.src.dirty, r)
+	ks.src.dbs[r.phys()].listed++
+}
+
+// pushDirty lists r, then compacts the list or puts r's database in walk
+// mode if it is time to.
+func (ks *Keyspace) pushDirty(r dirtyRef) {
+	ks.listRef(r)
 	if len(ks.src.dirty) >= ks.src.compactAt {
 		ks.compactDirty()
 	}
+	ks.checkWalk(r.phys())
+}
+
+// checkWalk puts the database of physical id phys in walk mode if its
+// references in the list have passed the bound (see dirtyListRatio).
+func (ks *Keyspace) checkWalk(phys int) {
+	dd := &ks.src.dbs[phys]
+	if !dd.walking && dd.listed >= dirtyListMin && dd.listed*dirtyListRatio > ks.pdbs[phys].keys.count {
+		ks.walkDB(phys)
+	}
+}
+
+// walkDB puts the database of physical id phys in walk mode: it drops the
+// database's references to live keys (whose dirty bits are set: TakeDirty
+// walks the table for them), and releases the list's memory if it is
+// mostly free. The references that may name a pair with no key stay:
+// those marked refGone, and, after a key was removed dirty, the others
+// whose key is not found.
+func (ks *Keyspace) walkDB(phys int) {
+	dd := &ks.src.dbs[phys]
+	dd.walking = true
+	refs := ks.src.dirty
+	j, kept := 0, 0
+	for _, r := range refs {
+		if r.phys() == phys {
+			if !r.gone() && (!dd.hidden || ks.findRef(r) != nil) {
+				continue
+			}
+			kept++
+		}
+		refs[j] = r
+		j++
+	}
+	clear(refs[j:])
+	refs = refs[:j]
+	if cap(refs) > 2*j+256 {
+		refs = append(make([]dirtyRef, 0, j+j/2+16), refs...)
+	}
+	ks.src.dirty = refs
+	dd.listed = kept
+	ks.src.compactAt = 2*j + 1024
 }
 
 // findRef returns the slot of the key a dirty reference names, or nil.
@@ -337,6 +478,12 @@ func (ks *Keyspace) compactDirty() {
 		}
 		ks.src.dirty = refs
 		ks.src.maybeDup = false
+		for i := range ks.src.dbs {
+			ks.src.dbs[i].listed = 0
+		}
+		for _, r := range refs {
+			ks.src.dbs[r.phys()].listed++
+		}
 	}
 	ks.src.compactAt = 2*len(ks.src.dirty) + 1024
 }
@@ -353,7 +500,9 @@ func (ks *Keyspace) sweepUntracked() {
 		d.keys.each(func(sl *slot[entry]) {
 			if sl.v.loc == 0 {
 				sl.v.loc = locDirty
-				ks.src.dirty = append(ks.src.dirty, refOf(d, sl))
+				if ks.dirtied(d, sl) {
+					ks.listRef(refOf(d, sl))
+				}
 			}
 		})
 	}
@@ -376,22 +525,28 @@ var takeWalkRatio = 16
 // was off and has no heap location.
 //
 // It runs on the shard's loop, all at once: its cost is a pause of the
-// shard. The listed pairs of a database that has few of them are looked
-// up (see takeByLookup); those of the others are taken without a lookup
-// (see takeByWalk).
+// shard. How each database's pairs are taken is planTake's choice.
+// Every database leaves walk mode.
 func (ks *Keyspace) TakeDirty() [][]byte {
 	ks.sweepUntracked()
 	refs := ks.src.dirty
-	walk := ks.planTake(refs)
-	// Every pair returned has a reference of its own name in the list,
-	// so this much room is enough.
-	size := 0
+	plan := ks.planTake(refs)
+	// Every pair returned has a reference of its own name in the list or
+	// is a live dirty key of a database in walk mode, so this much room
+	// is enough.
+	size, n := 0, len(refs)
 	for _, r := range refs {
 		size += uvarintLen(uint64(r.phys())) + int(r.n)
 	}
-	a := heapKeys{buf: make([]byte, 0, size), out: make([][]byte, 0, len(refs))}
-	ks.takeByWalk(&a, refs, walk)
-	ks.takeByLookup(&a, refs, walk)
+	for phys, dd := range ks.src.dbs {
+		if dd.walking {
+			size += dd.live*uvarintLen(uint64(phys)) + dd.liveLen
+			n += dd.live
+		}
+	}
+	a := heapKeys{buf: make([]byte, 0, size), out: make([][]byte, 0, n)}
+	ks.takeByWalk(&a, refs, plan)
+	ks.takeByLookup(&a, refs, plan)
 	clear(refs)
 	if cap(refs) > 1<<16 {
 		refs = nil
@@ -400,39 +555,76 @@ func (ks *Keyspace) TakeDirty() [][]byte {
 	ks.src.deaths = 0
 	ks.src.maybeDup = false
 	ks.src.compactAt = 1024
+	clear(ks.src.dbs) // no key is dirty: list mode, nothing listed
 	return a.out
 }
 
-// planTake decides, for each physical database, whether TakeDirty walks
-// its table (see takeWalkRatio), and returns the decisions by physical id.
-func (ks *Keyspace) planTake(refs []dirtyRef) []bool {
-	if len(ks.src.walk) != len(ks.pdbs) {
-		ks.src.walk = make([]bool, len(ks.pdbs))
+// How TakeDirty takes a database's pairs (see planTake).
+const (
+	// takeLookup: each listed pair looked up (takeByLookup).
+	takeLookup = iota
+	// takeWalk: the listed pairs taken as listed, and the table walked to
+	// clear the dirty bits (takeByWalk).
+	takeWalk
+	// takeWalkMode: walk mode; the listed pairs taken as listed, each
+	// once, and the table walked for the dirty keys of the other pairs
+	// (takeByWalk).
+	takeWalkMode
+	// takeWalkModeLookup: walk mode; the listed pairs with no key taken
+	// (looked up: takeByLookup), and the table walked for the dirty keys
+	// (takeByWalk).
+	takeWalkModeLookup
+)
+
+// planTake decides, for each physical database, how TakeDirty takes its
+// pairs, and returns the plans by physical id. In list mode it walks the
+// table rather than look up each listed pair when the database has fewer
+// than takeWalkRatio keys per listed pair. In walk mode it walks the
+// table, and looks up each listed pair rather than check every dirty key
+// against the listed ones (a set, and a filter in front of it) when there
+// are fewer than 1/takeWalkRatio as many listed pairs as dirty keys.
+func (ks *Keyspace) planTake(refs []dirtyRef) []uint8 {
+	if len(ks.src.plan) != len(ks.pdbs) {
+		ks.src.plan = make([]uint8, len(ks.pdbs))
 		ks.src.counts = make([]int, len(ks.pdbs))
 	}
-	walk, counts := ks.src.walk, ks.src.counts
+	plan, counts := ks.src.plan, ks.src.counts
 	clear(counts)
 	for _, r := range refs {
 		counts[r.phys()]++
 	}
 	for phys, d := range ks.pdbs {
-		walk[phys] = counts[phys] > 0 && counts[phys]*takeWalkRatio >= d.keys.count
+		dd := &ks.src.dbs[phys]
+		switch {
+		case dd.walking && counts[phys]*takeWalkRatio < dd.live:
+			plan[phys] = takeWalkModeLookup
+		case dd.walking:
+			plan[phys] = takeWalkMode
+		case counts[phys] > 0 && counts[phys]*takeWalkRatio >= d.keys.count:
+			plan[phys] = takeWalk
+		default:
+			plan[phys] = takeLookup
+		}
 	}
-	return walk
+	return plan
 }
 
-// takeByWalk takes the listed pairs of the databases walk names, in the
-// list's order, with no lookup: every key of a listed pair has its dirty
-// bit set and every key whose bit is set is listed, so a walk of the table
-// clears the bits. Without duplicates (!maybeDup) each reference is a pair
-// of its own; otherwise each unmarked reference is, unless a marked one
-// names the same pair (see refDup), and only the marked ones' pairs are
-// kept in a set.
-func (ks *Keyspace) takeByWalk(a *heapKeys, refs []dirtyRef, walk []bool) {
-	var dups map[pairKey]bool // the marked references' pairs: taken yet?
-	if ks.src.maybeDup {
+// takeByWalk takes the pairs of the databases whose plan is a walk. The
+// listed pairs are taken in the list's order, with no lookup: every key
+// of a listed pair has its dirty bit set and, in list mode, every key
+// whose bit is set is listed, so a walk of the table clears the bits.
+// Without duplicates (!maybeDup) each reference is a pair of its own;
+// otherwise each unmarked reference is, unless a marked one names the
+// same pair (see refDup), and only the marked ones' pairs are kept in a
+// set. In walk mode (takeWalkMode) every reference's pair is kept in the
+// set, and the walk takes each key whose bit is set and whose pair is not
+// in it; with takeWalkModeLookup the walk takes every key whose bit is
+// set, and takeByLookup the listed pairs that have no key.
+func (ks *Keyspace) takeByWalk(a *heapKeys, refs []dirtyRef, plan []uint8) {
+	var dups map[pairKey]bool // the marked references' pairs, and walk mode's: taken yet?
+	if ks.src.maybeDup || ks.anyWalking() {
 		for _, r := range refs {
-			if r.mayDup() && walk[r.phys()] {
+			if p := plan[r.phys()]; p == takeWalk && ks.src.maybeDup && r.mayDup() || p == takeWalkMode {
 				if dups == nil {
 					dups = ks.src.dups
 					if dups == nil {
@@ -462,7 +654,7 @@ func (ks *Keyspace) takeByWalk(a *heapKeys, refs []dirtyRef, walk []bool) {
 	}
 	for _, r := range refs {
 		phys := r.phys()
-		if !walk[phys] {
+		if p := plan[phys]; p != takeWalk && p != takeWalkMode {
 			continue
 		}
 		if filter != nil {
@@ -478,24 +670,95 @@ func (ks *Keyspace) takeByWalk(a *heapKeys, refs []dirtyRef, walk []bool) {
 		}
 		a.add(phys, unsafeBytes(r.key()))
 	}
+	w := walkTaker{a: a, dups: dups}
+	for phys, d := range ks.pdbs {
+		switch plan[phys] {
+		case takeLookup:
+			continue
+		case takeWalk:
+			for si := range d.keys.segs {
+				slots := d.keys.segs[si].slots
+				for i := range slots {
+					if sl := &slots[i]; sl.v.loc&locDirty != 0 { // a free slot's loc is 0
+						sl.v.loc &^= locDirty
+					}
+				}
+			}
+			continue
+		case takeWalkMode:
+			w.filter, w.shift = filter, shift
+		case takeWalkModeLookup:
+			w.filter = nil // no pair of it is in dups
+		}
+		w.phys = phys
+		for si := range d.keys.segs {
+			slots := d.keys.segs[si].slots
+			for i := range slots {
+				if sl := &slots[i]; sl.v.loc&locDirty != 0 {
+					sl.v.loc &^= locDirty
+					w.batch[w.n] = sl
+					if w.n++; w.n == len(w.batch) {
+						w.take()
+					}
+				}
+			}
+		}
+		w.take()
+	}
 	if len(dups) > 1<<16 {
 		ks.src.dups, ks.src.filter = nil, nil
 	} else {
 		clear(dups)
 	}
-	for phys, d := range ks.pdbs {
-		if !walk[phys] {
-			continue
-		}
-		for si := range d.keys.segs {
-			slots := d.keys.segs[si].slots
-			for i := range slots {
-				if sl := &slots[i]; sl.v.loc&locDirty != 0 { // a free slot's loc is 0
-					sl.v.loc &^= locDirty
+}
+
+// walkTaker takes the dirty keys a walk of a table in walk mode finds,
+// but those whose pair the list gave (in dups, when there is a filter), a
+// batch at a time. Keys lie in memory in the order they were made, not
+// the table's: reading each misses the cache. A first loop reads a byte
+// of each key of the batch, loads that do not depend on one another,
+// which the processor overlaps, so that the copies find the keys in the
+// cache.
+type walkTaker struct {
+	a      *heapKeys
+	dups   map[pairKey]bool
+	filter []uint64
+	shift  uint
+	phys   int
+	n      int
+	batch  [64]*slot[entry]
+	sink   byte
+}
+
+func (w *walkTaker) take() {
+	batch := w.batch[:w.n]
+	w.n = 0
+	var x byte
+	for _, sl := range batch {
+		x += *(*byte)(sl.kp) // the empty key's kp is &emptyKey
+	}
+	w.sink += x
+	for _, sl := range batch {
+		if w.filter != nil {
+			if h := pairSig(w.phys, sl.key()) >> w.shift; w.filter[h/64]&(1<<(h%64)) != 0 {
+				if _, ok := w.dups[pairKey{w.phys, sl.key()}]; ok {
+					continue // taken from the list
 				}
 			}
 		}
+		w.a.add(w.phys, sl.keyBytes())
 	}
+	clear(batch)
+}
+
+// anyWalking reports whether a database is in walk mode.
+func (ks *Keyspace) anyWalking() bool {
+	for i := range ks.src.dbs {
+		if ks.src.dbs[i].walking {
+			return true
+		}
+	}
+	return false
 }
 
 // pairSig is a hash of a pair for takeByWalk's filter: of its database,
@@ -516,17 +779,19 @@ func pairSig(phys int, key string) uint64 {
 	return h * 0x9e3779b97f4a7c15
 }
 
-// takeByLookup takes the listed pairs of the databases walk does not
-// name, each looked up: a live key's dirty bit says whether its pair was
-// taken already, and a set holds the deleted pairs taken when the list may
-// name a pair twice.
-func (ks *Keyspace) takeByLookup(a *heapKeys, refs []dirtyRef, walk []bool) {
+// takeByLookup takes the listed pairs of the databases whose plan is a
+// lookup, each looked up: a live key's dirty bit says whether its pair
+// was taken already, and a set holds the deleted pairs taken when the
+// list may name a pair twice. In walk mode (takeWalkModeLookup) a pair
+// whose key is live is the walk's to take (its bit is set).
+func (ks *Keyspace) takeByLookup(a *heapKeys, refs []dirtyRef, plan []uint8) {
 	for _, r := range refs {
-		if walk[r.phys()] {
+		p := plan[r.phys()]
+		if p != takeLookup && p != takeWalkModeLookup {
 			continue
 		}
 		if sl := ks.findRef(r); sl != nil {
-			if sl.v.loc&locDirty == 0 {
+			if p == takeWalkModeLookup || sl.v.loc&locDirty == 0 {
 				continue
 			}
 			sl.v.loc &^= locDirty
@@ -558,12 +823,27 @@ func (a *heapKeys) add(phys int, key []byte) {
 }
 
 // DirtyKeys is the number of pairs changed since the last TakeDirty (keys
-// and deleted keys), for INFO.
+// and deleted keys), for INFO. A database in walk mode counts its live
+// dirty keys, and its listed pairs that have none (looked up).
 func (ks *Keyspace) DirtyKeys() int {
 	if ks.src.maybeDup {
 		ks.compactDirty()
 	}
-	return len(ks.src.dirty)
+	n := len(ks.src.dirty) // distinct pairs, once compacted
+	if !ks.anyWalking() {
+		return n
+	}
+	for _, dd := range ks.src.dbs {
+		if dd.walking {
+			n += dd.live
+		}
+	}
+	for _, r := range ks.src.dirty {
+		if ks.src.dbs[r.phys()].walking && ks.findRef(r) != nil {
+			n-- // a live key, counted in live
+		}
+	}
+	return n
 }
 
 func (ks *Keyspace) lastLSN() uint64 {
@@ -683,20 +963,25 @@ func (ks *Keyspace) RedirtyFile(file uint32) int {
 			n++
 			if sl.v.loc&locDirty == 0 {
 				sl.v.loc |= locDirty
-				ks.src.dirty = append(ks.src.dirty, refOf(d, sl))
+				if ks.dirtied(d, sl) {
+					ks.listRef(refOf(d, sl))
+				}
 			}
 		})
 	}
 	for p, id := range ks.src.graves {
 		if id.File == file {
 			delete(ks.src.graves, p)
-			ks.src.dirty = append(ks.src.dirty, refOfGrave(p.db, p.key))
+			ks.listRef(refOfGrave(p.db, p.key))
 			ks.src.deaths++
 			ks.src.maybeDup = true
 			n++
 		}
 	}
 	ks.compactDirty()
+	for phys := range ks.pdbs {
+		ks.checkWalk(phys)
+	}
 	return n
 }
 
@@ -714,15 +999,7 @@ func (ks *Keyspace) dropDB(i int) {
 	ks.src.hint = placeHint{}
 }
 
-// removedRaw is removed without the compaction check, for walks of a
-// table: compaction looks keys up, and must see a consistent keyspace.
-func (ks *Keyspace) removedRaw(d *db, sl *slot[entry]) {
-	if id, ok := ks.takeLoc(d.phys, sl); ok {
-		ks.addGrave(d.phys, sl.key(), id)
-	}
-	if sl.v.loc&locDirty == 0 {
-		sl.v.loc |= locDirty
-		ks.src.dirty = append(ks.src.dirty, refOf(d, sl))
-	}
-	ks.src.deaths++
+// dirtyListMemory is the dirty list's memory, for UsedMemory.
+func (ks *Keyspace) dirtyListMemory() int64 {
+	return allocSize(withHeader(int64(cap(ks.src.dirty)) * int64(unsafe.Sizeof(dirtyRef{}))))
 }

@@ -28,13 +28,17 @@ var takePaths = []struct {
 // references of the dirty list name the same pair, and no two references
 // at all when the keyspace says it has no duplicates (!maybeDup); every
 // live key of a listed pair has its dirty bit set, and every key whose bit
-// is set is listed.
+// is set is listed unless its database is in walk mode. It checks each
+// database's counts too (dbDirty): its references, and its live dirty keys
+// and their length.
 func checkDirtyRefs(t testing.TB, ks *Keyspace) {
 	t.Helper()
 	unmarked := map[pairKey]bool{}
 	all := map[pairKey]bool{}
+	listed := make([]int, len(ks.pdbs))
 	for _, r := range ks.src.dirty {
 		p := r.pair()
+		listed[p.db]++
 		if !r.mayDup() {
 			if unmarked[p] {
 				t.Fatalf("pair %d/%q listed twice without refDup", p.db, p.key)
@@ -49,15 +53,27 @@ func checkDirtyRefs(t testing.TB, ks *Keyspace) {
 			t.Fatalf("key %d/%q is listed but its dirty bit is clear", p.db, p.key)
 		}
 	}
-	if !ks.src.swept {
-		return // keys made without tracking have no bit until the first TakeDirty
-	}
 	for _, d := range ks.pdbs {
+		dd := ks.src.dbs[d.phys]
+		if dd.listed != listed[d.phys] {
+			t.Fatalf("database %d has %d references listed, and counts %d", d.phys, listed[d.phys], dd.listed)
+		}
+		live, liveLen := 0, 0
 		d.keys.each(func(sl *slot[entry]) {
-			if sl.v.loc&locDirty != 0 && !all[pairKey{d.phys, sl.key()}] {
+			if sl.v.loc&locDirty == 0 {
+				return
+			}
+			live++
+			liveLen += len(sl.key())
+			// Keys made without tracking have no bit until the first
+			// TakeDirty.
+			if ks.src.swept && !dd.walking && !all[pairKey{d.phys, sl.key()}] {
 				t.Fatalf("key %d/%q has its dirty bit set but is not listed", d.phys, sl.key())
 			}
 		})
+		if live != dd.live || liveLen != dd.liveLen {
+			t.Fatalf("database %d has %d dirty keys (%d bytes), and counts %d (%d bytes)", d.phys, live, liveLen, dd.live, dd.liveLen)
+		}
 	}
 }
 
@@ -88,65 +104,87 @@ func TestCheckpointSourceRandomizedTakePaths(t *testing.T) {
 func TestTakeDirtyWalkAndLookupAgree(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			hs := [2]*harness{newTracked(t), newTracked(t)}
-			ms := [2]*modelHeap{newModelHeap(), newModelHeap()}
-			rng := rand.New(rand.NewPCG(seed, seed*977))
-			const nkeys = 3000
-			for i := range 30 {
-				// A round of changes: sometimes all keys, sometimes few.
-				n := rng.IntN(nkeys / 4)
-				if i%3 == 0 {
-					n = 3 * nkeys
-				}
-				for range n {
-					args := randomChurn(rng, nkeys)
-					for _, h := range hs {
-						if args[0] == "SELECT" {
-							h.selectDB(int(args[1][0] - '0'))
-						} else {
-							h.do(args...)
-						}
-					}
-				}
-				if rng.IntN(4) == 0 {
-					file := uint32(1 + rng.IntN(i+1))
-					if a, b := hs[0].ks.RedirtyFile(file), hs[1].ks.RedirtyFile(file); a != b {
-						t.Fatalf("RedirtyFile(%d) = %d and %d", file, a, b)
-					}
-					for _, m := range ms { // the file is gone
-						for id := range m.recs {
-							if id.File == file {
-								delete(m.recs, id)
-							}
-						}
-					}
-				}
-				var got [2][]string
-				for j, h := range hs {
-					checkDirtyRefs(t, h.ks)
-					withTakeWalkRatio(takePaths[j].ratio, func() {
-						ms[j].file = uint32(i + 1)
-						for _, k := range h.ks.TakeDirty() {
-							got[j] = append(got[j], pairName(t, k))
-							ms[j].write(t, h.ks, k)
-						}
-						ms[j].release(t)
-					})
-					slices.Sort(got[j])
-					if c := slices.Compact(slices.Clone(got[j])); len(c) != len(got[j]) {
-						t.Fatalf("round %d, %s: TakeDirty returned a pair twice", i, takePaths[j].name)
-					}
-					checkOwnership(t, h.ks, ms[j])
-				}
-				if !slices.Equal(got[0], got[1]) {
-					t.Fatalf("round %d: TakeDirty by lookup took %d pairs, by walk %d pairs", i, len(got[0]), len(got[1]))
-				}
+			var envs [2]func(func())
+			for j := range envs {
+				envs[j] = func(fn func()) { withTakeWalkRatio(takePaths[j].ratio, fn) }
 			}
-			for j, h := range hs {
-				ms[j].checkpoint(t, h.ks)
-				checkHeapMatches(t, h.ks, ms[j], h.clock)
-			}
+			takeDirtyAgrees(t, seed, [2]string{takePaths[0].name, takePaths[1].name}, envs)
 		})
+	}
+}
+
+// takeDirtyAgrees is the body of TestTakeDirtyWalkAndLookupAgree for one
+// seed: every call on keyspace j runs in envs[j], and names[j] names it.
+// It also checks that DirtyKeys agrees before each TakeDirty.
+func takeDirtyAgrees(t *testing.T, seed uint64, names [2]string, envs [2]func(func())) {
+	hs := [2]*harness{newTracked(t), newTracked(t)}
+	ms := [2]*modelHeap{newModelHeap(), newModelHeap()}
+	rng := rand.New(rand.NewPCG(seed, seed*977))
+	const nkeys = 3000
+	for i := range 30 {
+		// A round of changes: sometimes all keys, sometimes few.
+		n := rng.IntN(nkeys / 4)
+		if i%3 == 0 {
+			n = 3 * nkeys
+		}
+		for range n {
+			args := randomChurn(rng, nkeys)
+			for j, h := range hs {
+				envs[j](func() {
+					if args[0] == "SELECT" {
+						h.selectDB(int(args[1][0] - '0'))
+					} else {
+						h.do(args...)
+					}
+				})
+			}
+		}
+		if rng.IntN(4) == 0 {
+			file := uint32(1 + rng.IntN(i+1))
+			var a, b int
+			envs[0](func() { a = hs[0].ks.RedirtyFile(file) })
+			envs[1](func() { b = hs[1].ks.RedirtyFile(file) })
+			if a != b {
+				t.Fatalf("RedirtyFile(%d) = %d and %d", file, a, b)
+			}
+			for _, m := range ms { // the file is gone
+				for id := range m.recs {
+					if id.File == file {
+						delete(m.recs, id)
+					}
+				}
+			}
+		}
+		var got [2][]string
+		var dirty [2]int
+		for j, h := range hs {
+			checkDirtyRefs(t, h.ks)
+			envs[j](func() {
+				dirty[j] = h.ks.DirtyKeys()
+				checkDirtyRefs(t, h.ks)
+				ms[j].file = uint32(i + 1)
+				for _, k := range h.ks.TakeDirty() {
+					got[j] = append(got[j], pairName(t, k))
+					ms[j].write(t, h.ks, k)
+				}
+				ms[j].release(t)
+			})
+			slices.Sort(got[j])
+			if c := slices.Compact(slices.Clone(got[j])); len(c) != len(got[j]) {
+				t.Fatalf("round %d, %s: TakeDirty returned a pair twice", i, names[j])
+			}
+			if dirty[j] != len(got[j]) {
+				t.Fatalf("round %d, %s: DirtyKeys = %d, then TakeDirty took %d pairs", i, names[j], dirty[j], len(got[j]))
+			}
+			checkOwnership(t, h.ks, ms[j])
+		}
+		if !slices.Equal(got[0], got[1]) {
+			t.Fatalf("round %d: TakeDirty %s took %d pairs, %s %d pairs", i, names[0], len(got[0]), names[1], len(got[1]))
+		}
+	}
+	for j, h := range hs {
+		envs[j](func() { ms[j].checkpoint(t, h.ks) })
+		checkHeapMatches(t, h.ks, ms[j], h.clock)
 	}
 }
 

@@ -39,9 +39,9 @@ func (ks *Keyspace) DBSize(i int) int { return ks.dbs[i].keys.count }
 
 // UsedMemory estimates the heap memory that the data holds: the tables'
 // slots and segment headers, and every key and value allocation rounded to
-// the allocator's size classes.
+// the allocator's size classes, and the checkpoint's dirty list.
 func (ks *Keyspace) UsedMemory() int64 {
-	var n int64
+	n := ks.dirtyListMemory()
 	for _, d := range ks.dbs {
 		n += d.keys.memory() + d.expires.memory() + d.dataBytes
 	}
