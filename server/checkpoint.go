@@ -45,12 +45,13 @@ type ckpt struct {
 	maxWAL int64 // --max-wal-size, refreshed by the tick
 	// walFull: the WAL above the published redo point reached
 	// --max-wal-size while a checkpoint runs; clients are not read until
-	// it publishes (at most maxWALPause from walFullAt).
-	walFull    bool
-	walFullAt  time.Time
-	begun      int       // checkpoints begun on this shard (for the crash hook)
-	bootSave   time.Time // the control file's checkpoint time (LASTSAVE before the first)
-	lastErrLog string
+	// it publishes, or makes no progress for maxWALPause.
+	walFull     bool
+	walStuck    bool      // the pause gave up on the running checkpoint
+	walProgress int64     // checkpointProgress when last looked at
+	begun       int       // checkpoints begun on this shard (for the crash hook)
+	bootSave    time.Time // the control file's checkpoint time (LASTSAVE before the first)
+	lastErrLog  string
 }
 
 // startCheckpoints creates the shard's checkpoint manager once the WAL
@@ -120,12 +121,15 @@ func (w *worker) walBytesSinceCheckpoint() int64 {
 // PostgreSQL, the limit is kept when the hot set's heap pages are well
 // below it.
 //
-// Should the WAL still reach the full size while the checkpoint runs (a
-// write burst, a slow disk), the shard stops reading from its clients
-// until the checkpoint publishes its redo point: --max-wal-size is then a
-// bound, not a hope. The pause lasts maxWALPause at most: a checkpoint
-// that cannot finish (a failing heap disk) must not stop the server, so
-// after it the limit is exceeded and logged.
+// Should the WAL still reach seven eighths of the size while the
+// checkpoint runs (a write burst, a slow disk), the shard stops reading
+// from its clients until the checkpoint publishes its redo point: the
+// last eighth is room for the commands already read and the checkpoint's
+// own full-page images, and --max-wal-size is then a bound, not a hope.
+// The pause holds while the checkpoint makes progress; one that makes none
+// for maxWALPause (a failing heap disk) must not stop the server, so the
+// shard reads again, logs that the limit is exceeded, and does not pause
+// again before the next checkpoint publishes.
 func (w *worker) maybeWALFull() {
 	c := w.ckpt
 	if c == nil || c.mgr == nil || c.maxWAL <= 0 {
@@ -133,24 +137,37 @@ func (w *worker) maybeWALFull() {
 	}
 	since := w.walBytesSinceCheckpoint()
 	c.mgr.MaybeWALFull(since, c.maxWAL/2)
-	if c.walFull || since < c.maxWAL || !c.mgr.Stats().InProgress {
+	if c.walFull || c.walStuck || since < c.maxWAL-c.maxWAL/8 || !c.mgr.Stats().InProgress {
 		return
 	}
-	if !c.walFullAt.IsZero() && time.Since(c.walFullAt) < maxWALPause {
-		return // this episode's pause ran out already
-	}
-	c.walFull, c.walFullAt = true, time.Now()
-	w.loop.AfterFunc(maxWALPause, func() {
-		if c.walFull {
-			w.srv.log.Warn("WAL over --max-wal-size: the checkpoint did not finish in time, clients are read again",
-				"shard", w.id, "wal_bytes_since_checkpoint", w.walBytesSinceCheckpoint(), "max_wal_size", c.maxWAL)
-			c.walFull = false
-			w.resumeReaders()
+	c.walFull = true
+	c.walProgress = checkpointProgress(c.mgr.Stats())
+	var check func()
+	check = func() {
+		if !c.walFull {
+			return
 		}
-	})
+		if p := checkpointProgress(c.mgr.Stats()); p != c.walProgress {
+			c.walProgress = p
+			w.loop.AfterFunc(maxWALPause, check)
+			return
+		}
+		w.srv.log.Warn("WAL over --max-wal-size and the checkpoint makes no progress: clients are read again",
+			"shard", w.id, "wal_bytes_since_checkpoint", w.walBytesSinceCheckpoint(), "max_wal_size", c.maxWAL)
+		c.walFull, c.walStuck = false, true
+		w.resumeReaders()
+	}
+	w.loop.AfterFunc(maxWALPause, check)
 }
 
-// maxWALPause bounds how long a shard stops reading for --max-wal-size.
+// checkpointProgress is a figure that changes whenever the running
+// checkpoint moves on.
+func checkpointProgress(st checkpoint.Stats) int64 {
+	return st.PagesFlushed + st.Fsyncs + st.Barriers + int64(st.State) + st.KeysWritten
+}
+
+// maxWALPause is how long a checkpoint may make no progress while the
+// shard does not read for --max-wal-size.
 const maxWALPause = time.Second
 
 // dbMapRecord is the record a checkpoint logs at its redo point: the map
@@ -176,8 +193,9 @@ func (w *worker) checkpointBegan(redo uint64) {
 func (w *worker) checkpointPublished(redo uint64) {
 	c := w.ckpt
 	c.bytesAtPublished = c.bytesAtBegin
+	c.walStuck = false
 	if c.walFull {
-		c.walFull, c.walFullAt = false, time.Time{}
+		c.walFull = false
 		w.resumeReaders()
 	}
 	w.changes -= c.changesAtBegin

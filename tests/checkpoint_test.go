@@ -336,10 +336,10 @@ func TestSustainedWritesKeepTheWALBounded(t *testing.T) {
 				}
 				pipe := c.Pipeline()
 				for j := 0; j < 16; j++ {
-					// A hot set of 1000 keys per writer: the heap pages a
-					// checkpoint writes (and logs as full-page images) stay
-					// well below --max-wal-size.
-					pipe.Set(cx, fmt.Sprintf("w%d:%d", w, (i*16+j)%1000), val, 0)
+					// A hot set of 500 keys per writer: the heap pages a
+					// checkpoint writes (and logs as full-page images,
+					// about 0.5 MB in all) stay well below --max-wal-size.
+					pipe.Set(cx, fmt.Sprintf("w%d:%d", w, (i*16+j)%500), val, 0)
 				}
 				if _, err := pipe.Exec(cx); err != nil {
 					t.Error(err)

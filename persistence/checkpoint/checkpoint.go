@@ -220,6 +220,7 @@ type Stats struct {
 	LastError           string    // the last failure that was retried
 	LastFinalized       time.Time // LASTSAVE
 	DeferredFreeRetries int64     // deferred frees postponed (page not cached)
+	KeysWritten         int64     // key versions written into pages (and deletions freed)
 }
 
 // Manager runs one shard's checkpoints. Loop thread only.
@@ -580,6 +581,7 @@ func (m *Manager) writeSome() bool {
 			m.o.Source.Placed(k, heap.RecordID{}, false)
 		}
 		m.keyIdx++
+		m.stats.KeysWritten++
 	}
 	m.keys = nil
 	m.succeeded()
