@@ -60,10 +60,14 @@ import (
 // (see takeByWalk); in walk mode it checks all of the database's.
 //
 // A reference made for a key that leaves its pair (a removal, a grave) is
-// marked refGone: the pair may have no key. Another one names a live key
-// unless the key was removed while it was dirty (dbDirty.hidden), which
-// lets walkDB drop a database's references to live keys without looking
-// them up.
+// marked refGone: the pair may have no key. Another one was made for a
+// key that was live and dirty then, and that stayed dirty until it was
+// removed, if it was: the key named by the bytes the reference points to
+// (a removed key's bytes live on in its references). So it names a live
+// key unless that key was removed while dirty, in list mode (a walk mode
+// removal lists the pair again), which a filter of those keys' addresses
+// records (removedDirty). walkDB thus drops a database's references to
+// live keys without looking them up or reading their keys.
 
 // entry is what the keys table holds for a key: its value and the word
 // that says where the pair's record lives and whether the pair is dirty.
@@ -101,7 +105,8 @@ type source struct {
 	maybeDup  bool // the list may name a pair twice
 	swept     bool // keys made while tracking was off were marked dirty
 
-	dbs []dbDirty // by physical id: each database's share
+	dbs          []dbDirty  // by physical id: each database's share
+	removedDirty addrFilter // the keys removed dirty in list mode
 
 	graves map[pairKey]heap.RecordID
 	far    map[pairKey]heap.RecordID
@@ -119,8 +124,37 @@ type dbDirty struct {
 	listed  int  // its references in the list
 	live    int  // its live keys whose dirty bit is set
 	liveLen int  // their keys' total length
-	hidden  bool // a key of it was removed dirty in list mode: a reference not marked refGone may name a pair with no key
+	hidden  bool // a key of it was removed dirty in list mode (see removedDirty)
 	walking bool // walk mode: a key that becomes dirty is not listed
+}
+
+// addrFilter is a one-hash Bloom filter of key addresses (slot.kp), of
+// 1<<addrFilterLg bits (8 KiB), made on first use. A removed key's
+// address is not reused while a reference points to its bytes, but for
+// a key moved to another database (MOVE shares the bytes): a false
+// positive.
+type addrFilter []uint64
+
+const addrFilterLg = 16
+
+func addrBit(p unsafe.Pointer) uint64 {
+	return uint64(uintptr(p)) * 0x9e3779b97f4a7c15 >> (64 - addrFilterLg)
+}
+
+func (f *addrFilter) add(p unsafe.Pointer) {
+	if *f == nil {
+		*f = make(addrFilter, 1<<addrFilterLg/64)
+	}
+	h := addrBit(p)
+	(*f)[h/64] |= 1 << (h % 64)
+}
+
+func (f addrFilter) has(p unsafe.Pointer) bool {
+	if f == nil {
+		return false
+	}
+	h := addrBit(p)
+	return f[h/64]&(1<<(h%64)) != 0
 }
 
 // dirtyListRatio and dirtyListMin: a database goes to walk mode when its
@@ -167,7 +201,7 @@ type pairKey struct {
 type dirtyRef struct {
 	p  *byte
 	n  uint32
-	db uint32 // the physical id | refDup
+	db uint32 // the physical id | refDup | refGone
 }
 
 // refDup marks a reference that may name a pair listed before it, and
@@ -335,7 +369,7 @@ func (ks *Keyspace) removed(d *db, sl *slot[entry]) {
 }
 
 // removedRaw is removed without the compaction and walk mode checks, for
-// walks of a table: both look keys up, and must see a consistent
+// walks of a table: compaction looks keys up, and must see a consistent
 // keyspace.
 func (ks *Keyspace) removedRaw(d *db, sl *slot[entry]) {
 	if r, ok := ks.leaving(d, sl); ok {
@@ -363,6 +397,7 @@ func (ks *Keyspace) leaving(d *db, sl *slot[entry]) (dirtyRef, bool) {
 		// Listed already, by a reference that now names a pair that may
 		// have no key.
 		dd.hidden = true
+		ks.src.removedDirty.add(sl.kp)
 		return r, false
 	}
 	// In walk mode the pair may be unlisted, or listed by a reference
@@ -401,8 +436,8 @@ func (ks *Keyspace) checkWalk(phys int) {
 // database's references to live keys (whose dirty bits are set: TakeDirty
 // walks the table for them), and releases the list's memory if it is
 // mostly free. The references that may name a pair with no key stay:
-// those marked refGone, and, after a key was removed dirty, the others
-// whose key is not found.
+// those marked refGone, and those whose key removedDirty may hold (a
+// live key's kept by mistake is taken once all the same).
 func (ks *Keyspace) walkDB(phys int) {
 	dd := &ks.src.dbs[phys]
 	dd.walking = true
@@ -410,7 +445,7 @@ func (ks *Keyspace) walkDB(phys int) {
 	j, kept := 0, 0
 	for _, r := range refs {
 		if r.phys() == phys {
-			if !r.gone() && (!dd.hidden || ks.findRef(r) != nil) {
+			if !r.gone() && (!dd.hidden || !ks.src.removedDirty.has(unsafe.Pointer(r.p))) {
 				continue
 			}
 			kept++
@@ -556,6 +591,7 @@ func (ks *Keyspace) TakeDirty() [][]byte {
 	ks.src.maybeDup = false
 	ks.src.compactAt = 1024
 	clear(ks.src.dbs) // no key is dirty: list mode, nothing listed
+	clear(ks.src.removedDirty)
 	return a.out
 }
 

@@ -104,9 +104,9 @@ func TestCheckpointSourceRandomizedTakePaths(t *testing.T) {
 func TestTakeDirtyWalkAndLookupAgree(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			var envs [2]func(func())
+			var envs [2]func(*Keyspace, func())
 			for j := range envs {
-				envs[j] = func(fn func()) { withTakeWalkRatio(takePaths[j].ratio, fn) }
+				envs[j] = func(_ *Keyspace, fn func()) { withTakeWalkRatio(takePaths[j].ratio, fn) }
 			}
 			takeDirtyAgrees(t, seed, [2]string{takePaths[0].name, takePaths[1].name}, envs)
 		})
@@ -116,7 +116,7 @@ func TestTakeDirtyWalkAndLookupAgree(t *testing.T) {
 // takeDirtyAgrees is the body of TestTakeDirtyWalkAndLookupAgree for one
 // seed: every call on keyspace j runs in envs[j], and names[j] names it.
 // It also checks that DirtyKeys agrees before each TakeDirty.
-func takeDirtyAgrees(t *testing.T, seed uint64, names [2]string, envs [2]func(func())) {
+func takeDirtyAgrees(t *testing.T, seed uint64, names [2]string, envs [2]func(*Keyspace, func())) {
 	hs := [2]*harness{newTracked(t), newTracked(t)}
 	ms := [2]*modelHeap{newModelHeap(), newModelHeap()}
 	rng := rand.New(rand.NewPCG(seed, seed*977))
@@ -130,7 +130,7 @@ func takeDirtyAgrees(t *testing.T, seed uint64, names [2]string, envs [2]func(fu
 		for range n {
 			args := randomChurn(rng, nkeys)
 			for j, h := range hs {
-				envs[j](func() {
+				envs[j](h.ks, func() {
 					if args[0] == "SELECT" {
 						h.selectDB(int(args[1][0] - '0'))
 					} else {
@@ -142,8 +142,8 @@ func takeDirtyAgrees(t *testing.T, seed uint64, names [2]string, envs [2]func(fu
 		if rng.IntN(4) == 0 {
 			file := uint32(1 + rng.IntN(i+1))
 			var a, b int
-			envs[0](func() { a = hs[0].ks.RedirtyFile(file) })
-			envs[1](func() { b = hs[1].ks.RedirtyFile(file) })
+			envs[0](hs[0].ks, func() { a = hs[0].ks.RedirtyFile(file) })
+			envs[1](hs[1].ks, func() { b = hs[1].ks.RedirtyFile(file) })
 			if a != b {
 				t.Fatalf("RedirtyFile(%d) = %d and %d", file, a, b)
 			}
@@ -159,7 +159,7 @@ func takeDirtyAgrees(t *testing.T, seed uint64, names [2]string, envs [2]func(fu
 		var dirty [2]int
 		for j, h := range hs {
 			checkDirtyRefs(t, h.ks)
-			envs[j](func() {
+			envs[j](h.ks, func() {
 				dirty[j] = h.ks.DirtyKeys()
 				checkDirtyRefs(t, h.ks)
 				ms[j].file = uint32(i + 1)
@@ -183,7 +183,7 @@ func takeDirtyAgrees(t *testing.T, seed uint64, names [2]string, envs [2]func(fu
 		}
 	}
 	for j, h := range hs {
-		envs[j](func() { ms[j].checkpoint(t, h.ks) })
+		envs[j](h.ks, func() { ms[j].checkpoint(t, h.ks) })
 		checkHeapMatches(t, h.ks, ms[j], h.clock)
 	}
 }
