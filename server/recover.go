@@ -44,15 +44,8 @@ func (w *worker) recoverPersisted(walDir string) (*wal.RecoverResult, *recovery.
 			}
 			readers[id.File] = f
 		}
-		var p heap.Page
-		if err := f.ReadPage(id.Page, &p); err != nil {
-			return 0, err
-		}
-		v, err := p.Record(int(id.Slot))
-		if err != nil {
-			return 0, err
-		}
-		return v.KeyLSN, nil
+		h, err := f.RecordHead(id)
+		return h.KeyLSN, err
 	}
 	loaded := int64(0)
 	st, err := recovery.Open(recovery.Options{

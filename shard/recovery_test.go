@@ -64,15 +64,8 @@ func bootHeap(t *testing.T, ks *Keyspace, dir string, files []uint32, redo uint6
 			return 0, err
 		}
 		readers = append(readers, f)
-		var p heap.Page
-		if err := f.ReadPage(id.Page, &p); err != nil {
-			return 0, err
-		}
-		v, err := p.Record(int(id.Slot))
-		if err != nil {
-			return 0, err
-		}
-		return v.KeyLSN, nil
+		h, err := f.RecordHead(id)
+		return h.KeyLSN, err
 	}
 	ks.BeginLoad(redo, headLSN)
 	var superseded []heap.RecordID

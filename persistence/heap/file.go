@@ -197,6 +197,24 @@ func (f *File) ReadPage(n uint32, dst *Page) error {
 	return nil
 }
 
+// RecordHead reads the page of record id from the file and returns what the
+// record says about itself (its key LSN, to tell two versions of a key
+// apart at boot). The page must be valid and the slot live.
+func (f *File) RecordHead(id RecordID) (RecordHead, error) {
+	if id.File != f.id {
+		return RecordHead{}, fmt.Errorf("heap: record %v is not in %s", id, f.path)
+	}
+	var p Page
+	if err := f.ReadPage(id.Page, &p); err != nil {
+		return RecordHead{}, err
+	}
+	v, err := p.Record(int(id.Slot))
+	if err != nil {
+		return RecordHead{}, fmt.Errorf("heap: read %s: record %v: %w", f.path, id, err)
+	}
+	return v.RecordHead, nil
+}
+
 // WritePage writes p (with its CRC set) at its page offset. The page must
 // belong to this file.
 func (f *File) WritePage(p *Page) error {

@@ -711,3 +711,35 @@ func TestListFilesReturnsHeapFilesOnlyAscending(t *testing.T) {
 		t.Fatalf("missing directory: %v, %v", got, err)
 	}
 }
+
+// TestFileRecordHeadReadsTheKeyLSNFromDisk: boot tells two versions of a
+// key apart by the key LSN it reads back from the file; a record of
+// another file or a dead slot is an error, not a zero LSN.
+func TestFileRecordHeadReadsTheKeyLSNFromDisk(t *testing.T) {
+	th := newTestHeap(t, 64, 0)
+	id, err := th.Insert(rec("k", []byte("v"), 42))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := th.WriteDirtySync(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFile(vfs.Default, th.dir, id.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if h, err := f.RecordHead(id); err != nil || h.KeyLSN != 42 || h.KeyLen != 1 {
+		t.Fatalf("RecordHead(%v) = %+v, %v; want key LSN 42", id, h, err)
+	}
+	other := id
+	other.File++
+	if _, err := f.RecordHead(other); err == nil {
+		t.Fatalf("RecordHead of a record in another file succeeded")
+	}
+	dead := id
+	dead.Slot++
+	if _, err := f.RecordHead(dead); err == nil {
+		t.Fatalf("RecordHead of an unused slot succeeded")
+	}
+}
