@@ -10,7 +10,6 @@ import (
 
 // ckptInfo is one shard's checkpoint figures for INFO persistence.
 type ckptInfo struct {
-	on         bool
 	stats      checkpoint.Stats
 	heapFiles  int
 	heapBytes  int64
@@ -32,7 +31,6 @@ func (w *worker) collectCheckpoint() ckptInfo {
 	if c.mgr == nil {
 		return ci
 	}
-	ci.on = true
 	ci.stats = c.mgr.Stats()
 	ci.walSince = w.walBytesSinceCheckpoint()
 	ci.dirtyKeys = w.ks.DirtyKeys()

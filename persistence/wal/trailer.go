@@ -66,10 +66,10 @@ func (w *Writer) runReadyTrailers() {
 }
 
 // takeTrailers removes and returns the trailers that wait on records
-// through last, as many as fit in a chain that already has fixed steps.
-func (w *Writer) takeTrailers(last uint64, fixed int) []trailer {
+// through last, as many as fit in one chain behind its fdatasync.
+func (w *Writer) takeTrailers(last uint64) []trailer {
 	var out []trailer
-	n := fixed
+	n := 1 // the fdatasync
 	keep := w.trailers[:0]
 	for _, t := range w.trailers {
 		if t.lsn <= last && n+len(t.ops) <= runtime.MaxChainLen {
@@ -111,7 +111,7 @@ func (w *Writer) syncForTrailers() {
 		return
 	}
 	target := w.app.WrittenLSN()
-	attached := w.takeTrailers(target, 1)
+	attached := w.takeTrailers(target)
 	if len(attached) == 0 {
 		return
 	}
