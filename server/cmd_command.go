@@ -46,7 +46,7 @@ func allSpecs() []*shard.CommandSpec {
 	}
 	out := make([]*shard.CommandSpec, 0, len(byName))
 	for _, s := range byName {
-		if serverCmds[s.Name] != nil || shard.Lookup([]byte(s.Name)) != nil {
+		if cmd := commands[s.Name]; cmd != nil && (cmd.server != nil || cmd.spec != nil) {
 			out = append(out, s)
 		}
 	}

@@ -131,6 +131,6 @@ func (w *worker) resetStats() {
 	st.commands, st.netInputBytes, st.netOutputBytes = 0, 0, 0
 	st.protocolErrors, st.errorReplies, st.rejectedConnections, st.connectionsReceived = 0, 0, 0, 0
 	st.errorsByPrefix = map[string]int64{}
-	st.cmdCalls = map[string]*cmdStat{}
+	clear(st.cmdCalls)
 	w.ks.ResetStats()
 }

@@ -37,11 +37,7 @@ func (w *worker) collectInfo() shardInfo {
 	for k, v := range w.stats.errorsByPrefix {
 		si.stats.errorsByPrefix[k] = v
 	}
-	si.stats.cmdCalls = make(map[string]*cmdStat, len(w.stats.cmdCalls))
-	for k, v := range w.stats.cmdCalls {
-		cp := *v
-		si.stats.cmdCalls[k] = &cp
-	}
+	si.stats.cmdCalls = append([]cmdStat(nil), w.stats.cmdCalls...)
 	st := w.ks.Stats()
 	si.expired, si.hits, si.misses, si.dataMem = st.ExpiredKeys, st.KeyspaceHits, st.KeyspaceMisses, w.ks.UsedMemory()
 	si.changes = w.changes
@@ -100,7 +96,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 	kv := func(k string, v any) { fmt.Fprintf(b, "%s:%v\r\n", k, v) }
 	var tot shardInfo
 	tot.stats.errorsByPrefix = map[string]int64{}
-	tot.stats.cmdCalls = map[string]*cmdStat{}
+	tot.stats.cmdCalls = make([]cmdStat, len(commandList))
 	for _, si := range infos {
 		tot.clients += si.clients
 		tot.expired += si.expired
@@ -118,13 +114,11 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		for k, v := range si.stats.errorsByPrefix {
 			st.errorsByPrefix[k] += v
 		}
-		for k, v := range si.stats.cmdCalls {
-			if st.cmdCalls[k] == nil {
-				st.cmdCalls[k] = &cmdStat{}
-			}
-			st.cmdCalls[k].calls += v.calls
-			st.cmdCalls[k].failed += v.failed
-			st.cmdCalls[k].rejected += v.rejected
+		for id, v := range si.stats.cmdCalls {
+			t := &st.cmdCalls[id]
+			t.calls += v.calls
+			t.failed += v.failed
+			t.rejected += v.rejected
 		}
 	}
 	now := time.Now()
@@ -276,14 +270,16 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		}
 	case "commandstats":
 		b.WriteString("# Commandstats\r\n")
-		names := make([]string, 0, len(tot.stats.cmdCalls))
-		for k := range tot.stats.cmdCalls {
-			names = append(names, k)
+		var used []*command
+		for id, v := range tot.stats.cmdCalls {
+			if v != (cmdStat{}) {
+				used = append(used, commandList[id])
+			}
 		}
-		sort.Strings(names)
-		for _, k := range names {
-			v := tot.stats.cmdCalls[k]
-			fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=0,usec_per_call=0.00,rejected_calls=%d,failed_calls=%d\r\n", k, v.calls, v.rejected, v.failed)
+		sort.Slice(used, func(i, j int) bool { return used[i].name < used[j].name })
+		for _, cmd := range used {
+			v := tot.stats.cmdCalls[cmd.id]
+			fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=0,usec_per_call=0.00,rejected_calls=%d,failed_calls=%d\r\n", cmd.name, v.calls, v.rejected, v.failed)
 		}
 	case "cluster":
 		b.WriteString("# Cluster\r\n")

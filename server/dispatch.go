@@ -17,29 +17,11 @@ type serverCmd struct {
 	run    func(c *conn, args [][]byte)
 }
 
-var serverCmds = map[string]*serverCmd{}
-
+// register adds server commands to the dispatch index.
 func register(cmds ...*serverCmd) {
 	for _, c := range cmds {
-		serverCmds[c.name] = c
+		commandEntry(c.name).server = c
 	}
-}
-
-// lookupServerCmd finds a server command by name, ignoring case, without
-// allocating for names that are already lower case or short.
-func lookupServerCmd(name []byte) *serverCmd {
-	var buf [32]byte
-	if len(name) > len(buf) {
-		return nil
-	}
-	lower := buf[:len(name)]
-	for i, ch := range name {
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		lower[i] = ch
-	}
-	return serverCmds[string(lower)]
 }
 
 func arityOK(arity, n int) bool {
@@ -53,35 +35,40 @@ func arityOK(arity, n int) bool {
 // either a server command or a data command routed to its keys' shard.
 func (c *conn) dispatch(args [][]byte) {
 	c.w.stats.commands++
-	if sc := lookupServerCmd(args[0]); sc != nil {
-		c.lastCmd = sc.name
-		c.w.countCall(sc.name)
+	cmd := c.lastCommand.lookup(args[0])
+	if cmd == nil {
+		c.errorReply(shard.UnknownCommandError(args))
+		return
+	}
+	c.lastCmd = cmd.name
+	st := &c.w.stats.cmdCalls[cmd.id]
+	if sc := cmd.server; sc != nil {
 		if !arityOK(sc.arity, len(args)) {
+			st.rejected++
 			c.errorReply("ERR wrong number of arguments for '" + sc.name + "' command")
 			return
 		}
 		if !c.authed && !sc.noAuth {
+			st.rejected++
 			c.errorReply("NOAUTH Authentication required.")
 			return
 		}
+		st.calls++
 		sc.run(c, args)
 		return
 	}
-	spec := shard.Lookup(args[0])
-	if spec == nil {
-		c.errorReply(shard.UnknownCommandError(args))
-		return
-	}
-	c.lastCmd = spec.Name
-	c.w.countCall(spec.Name)
+	spec := cmd.spec
 	if !arityOK(spec.Arity, len(args)) {
+		st.rejected++
 		c.errorReply("ERR wrong number of arguments for '" + spec.Name + "' command")
 		return
 	}
 	if !c.authed {
+		st.rejected++
 		c.errorReply("NOAUTH Authentication required.")
 		return
 	}
+	st.calls++
 	c.routeData(spec, args)
 }
 
@@ -121,7 +108,7 @@ func (s *Server) shardOf(key []byte) int {
 // this shard, as a batch item for another shard, split per shard for
 // multi-key commands, or refused with CROSSSLOT.
 func (c *conn) routeData(spec *shard.CommandSpec, args [][]byte) {
-	var posBuf [8]int
+	var posBuf [16]int // MSET of 10 keys fits
 	pos := keyPositions(spec, len(args), posBuf[:0])
 	if len(pos) == 0 {
 		c.execLocalSpec(spec, args)
@@ -195,13 +182,4 @@ func (w *worker) countError(msg string) {
 	w.stats.errorReplies++
 	prefix, _, _ := strings.Cut(msg, " ")
 	w.stats.errorsByPrefix[prefix]++
-}
-
-func (w *worker) countCall(name string) {
-	st := w.stats.cmdCalls[name]
-	if st == nil {
-		st = &cmdStat{}
-		w.stats.cmdCalls[name] = st
-	}
-	st.calls++
 }

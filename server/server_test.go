@@ -19,7 +19,7 @@ import (
 )
 
 // startTest runs an in-process server on an ephemeral port.
-func startTest(t *testing.T, backend string, shards int, set ...string) *Server {
+func startTest(t testing.TB, backend string, shards int, set ...string) *Server {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Port = 0
@@ -203,6 +203,10 @@ func TestInfoHasRedisSectionsAndMoondFields(t *testing.T) {
 	c.Set(ctx, "a", "1", 0)
 	c.Set(ctx, "b", "1", time.Hour)
 	c.Do(ctx, "NOSUCHCMD")
+	c.Do(ctx, "GET")              // wrong arity: a rejected call
+	c.Do(ctx, "get", "a")         // the same command in another case
+	c.Do(ctx, "CLIENT", "NOSUCH") // a server command
+	c.Do(ctx, "CLIENT")           // a server command's rejected call
 	info, err := c.Info(ctx, "everything").Result()
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +214,8 @@ func TestInfoHasRedisSectionsAndMoondFields(t *testing.T) {
 	for _, want := range []string{"# Server", "redis_version:", "io_backend:uring", "shards:2", "# Clients", "connected_clients:",
 		"# Memory", "used_memory:", "# Persistence", "aof_last_write_status:ok", "rdb_changes_since_last_save:",
 		"# Stats", "total_commands_processed:", "# Replication", "role:master", "# CPU", "# Errorstats",
-		"errorstat_ERR:count=", "# Commandstats", "cmdstat_set:calls=2", "# Keyspace", "db0:keys=2,expires=1"} {
+		"errorstat_ERR:count=", "# Commandstats", "cmdstat_set:calls=2,",
+		"cmdstat_get:calls=1,usec=0,usec_per_call=0.00,rejected_calls=1,failed_calls=0", "rejected_calls=1,failed_calls=0\r\ncmdstat_get:", "# Keyspace", "db0:keys=2,expires=1"} {
 		if !strings.Contains(info, want) {
 			t.Errorf("INFO lacks %q", want)
 		}

@@ -62,7 +62,7 @@ type workerStats struct {
 	protocolErrors      int64
 	errorReplies        int64
 	errorsByPrefix      map[string]int64
-	cmdCalls            map[string]*cmdStat
+	cmdCalls            []cmdStat // by command id
 }
 
 type cmdStat struct {
@@ -79,7 +79,7 @@ func newWorker(srv *Server, id int, loop *runtime.Loop) *worker {
 		blocked:  make([][]func(), srv.nshards),
 	}
 	w.stats.errorsByPrefix = make(map[string]int64)
-	w.stats.cmdCalls = make(map[string]*cmdStat)
+	w.stats.cmdCalls = make([]cmdStat, len(commandList))
 	return w
 }
 

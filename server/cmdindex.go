@@ -1,0 +1,81 @@
+package server
+
+import "github.com/moond-db/moond/shard"
+
+// command is one entry of the dispatch index: the server command or the
+// shard's data command a name runs (a server command wins where both
+// exist), and the slot its call counters take in every worker's stats.
+type command struct {
+	name   string
+	server *serverCmd
+	spec   *shard.CommandSpec
+	id     int
+}
+
+// commands indexes every command by lower-case name; commandList holds the
+// same entries by id. Both are filled by package initialisation only
+// (register and the init below) and read-only afterwards.
+var (
+	commands    = map[string]*command{}
+	commandList []*command
+)
+
+// maxCommandName bounds the names lookupCommand folds on the stack; no
+// command name is longer.
+const maxCommandName = 32
+
+func commandEntry(name string) *command {
+	if len(name) > maxCommandName {
+		panic("server: command name too long: " + name)
+	}
+	e := commands[name]
+	if e == nil {
+		e = &command{name: name, id: len(commandList)}
+		commands[name] = e
+		commandList = append(commandList, e)
+	}
+	return e
+}
+
+func init() {
+	for _, s := range shard.Specs() {
+		commandEntry(s.Name).spec = s
+	}
+}
+
+// lookupCommand finds a command by name, ignoring case, without allocating.
+func lookupCommand(name []byte) *command {
+	if len(name) > maxCommandName {
+		return nil
+	}
+	var buf [maxCommandName]byte
+	lower := buf[:len(name)]
+	for i, ch := range name {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		lower[i] = ch
+	}
+	return commands[string(lower)]
+}
+
+// lastCommand remembers the name a connection sent last, byte for byte,
+// and what it resolved to: clients repeat the same few commands, and an
+// exact match of a few bytes is much cheaper than folding and hashing.
+type lastCommand struct {
+	raw [maxCommandName]byte
+	n   int
+	cmd *command
+}
+
+func (l *lastCommand) lookup(name []byte) *command {
+	if l.cmd != nil && len(name) == l.n && string(name) == string(l.raw[:l.n]) {
+		return l.cmd
+	}
+	cmd := lookupCommand(name)
+	if cmd != nil {
+		l.n = copy(l.raw[:], name)
+		l.cmd = cmd
+	}
+	return cmd
+}
