@@ -40,6 +40,16 @@ type dict[V any] struct {
 	seed    maphash.Seed
 	hashes  []uint64 // scratch for splits and merges
 
+	// spare holds slot arrays that rebuilds, splits and merges let go of,
+	// cleared, by length, for the next segment built with that many slots
+	// (slotsFor makes lengths few: size classes). A growing table thus
+	// reuses the arrays it outgrew instead of leaving them to the garbage
+	// collector: loading a million keys allocated about 290 bytes of slot
+	// arrays per key without it. spareMem is their memory, bounded by
+	// spareLimit.
+	spare    map[int][][]slot[V]
+	spareMem int64
+
 	// muts counts the changes that may move or free slots: inserts,
 	// removes, rebuilds, splits and merges. A slot pointer from find is
 	// valid while muts is what it was when find returned it. The owner
@@ -263,7 +273,7 @@ func (d *dict[V]) rebuild(s *segment[V], need int) {
 	old := s.slots
 	s.slots, s.used, s.dead = nil, 0, 0
 	if need > 0 {
-		s.slots = make([]slot[V], slotsFor[V](need))
+		s.slots = d.newSlots(need)
 	}
 	d.slotMem += slotsMem(s.slots) - slotsMem(old)
 	for i := range old {
@@ -271,7 +281,52 @@ func (d *dict[V]) rebuild(s *segment[V], need int) {
 			s.place(d.hashString(old[i].key()), &old[i])
 		}
 	}
+	d.freeSlots(old)
 }
+
+// newSlots returns a cleared slot array for a segment of need keys, from
+// the spares when one of the right length is there.
+func (d *dict[V]) newSlots(need int) []slot[V] {
+	n := slotsFor[V](need)
+	if list := d.spare[n]; len(list) > 0 {
+		a := list[len(list)-1]
+		list[len(list)-1] = nil
+		d.spare[n] = list[:len(list)-1]
+		d.spareMem -= slotsMem(a)
+		return a
+	}
+	return make([]slot[V], n)
+}
+
+// freeSlots takes back an array no segment uses any more: it becomes a
+// spare if the spares stay within spareLimit, else garbage. It is cleared
+// either way, so that it keeps no key or value alive.
+func (d *dict[V]) freeSlots(a []slot[V]) {
+	if len(a) == 0 {
+		return
+	}
+	mem := slotsMem(a)
+	if d.spareMem+mem > d.spareLimit() || len(d.spare[len(a)]) >= maxSparePerLen {
+		return
+	}
+	clear(a)
+	if d.spare == nil {
+		d.spare = make(map[int][][]slot[V])
+	}
+	d.spare[len(a)] = append(d.spare[len(a)], a)
+	d.spareMem += mem
+}
+
+// maxSparePerLen bounds the spares of one length. Frees and needs of a
+// length alternate quickly while a table grows; without a bound the small
+// lengths a young table used would pile up and fill spareLimit with arrays
+// that a grown table no longer asks for.
+const maxSparePerLen = 32
+
+// spareLimit bounds the spares' memory: 1/16 of the table's slot arrays,
+// and at least 64 KiB, so that a table shrunk by deletes does not keep
+// what it no longer needs.
+func (d *dict[V]) spareLimit() int64 { return max(64<<10, d.slotMem/16) }
 
 // place copies a live slot into s, which has room and does not hold the key.
 func (s *segment[V]) place(h uint64, from *slot[V]) {
@@ -305,10 +360,10 @@ func (d *dict[V]) splitOne() {
 	lo := len(d.hashes) - hi
 	var los, his segment[V]
 	if lo > 0 {
-		los.slots = make([]slot[V], slotsFor[V](lo))
+		los.slots = d.newSlots(lo)
 	}
 	if hi > 0 {
-		his.slots = make([]slot[V], slotsFor[V](hi))
+		his.slots = d.newSlots(hi)
 	}
 	k := 0
 	for i := range old.slots {
@@ -324,6 +379,7 @@ func (d *dict[V]) splitOne() {
 		}
 	}
 	d.slotMem += slotsMem(los.slots) + slotsMem(his.slots) - slotsMem(old.slots)
+	d.freeSlots(old.slots)
 	d.segs[d.split] = los
 	d.segs = append(d.segs, his)
 	if d.split++; d.split == base {
@@ -351,6 +407,7 @@ func (d *dict[V]) mergeOne() {
 			lo.place(d.hashString(hi.slots[i].key()), &hi.slots[i])
 		}
 	}
+	d.freeSlots(hi.slots)
 	if cap(d.segs) > 64 && len(d.segs) < cap(d.segs)/4 {
 		d.segs = append([]segment[V](nil), d.segs...)
 	}
@@ -426,7 +483,8 @@ func (d *dict[V]) random() *slot[V] {
 
 // memory is the table's own footprint in bytes, keys and values excluded.
 // Segments' slot arrays fill their size classes (see slotsFor); each larger
-// than 512 bytes also carries the allocator's header.
+// than 512 bytes also carries the allocator's header. Spare arrays count:
+// the table holds them.
 func (d *dict[V]) memory() int64 {
-	return d.slotMem + allocSize(withHeader(int64(cap(d.segs))*int64(unsafe.Sizeof(segment[V]{}))))
+	return d.slotMem + d.spareMem + allocSize(withHeader(int64(cap(d.segs))*int64(unsafe.Sizeof(segment[V]{}))))
 }
