@@ -106,20 +106,24 @@ func (p *Parser) Parse(buf []byte) (args [][]byte, n int, err error) {
 // length of the line, the whole command.
 func (p *Parser) parseCount(buf []byte) (int, error) {
 	lim := p.Limits.withDefaults()
-	i, tooLong := p.findLine(buf, 0, '\r', lim.MaxInlineLen)
-	if i < 0 {
-		if tooLong {
-			p.Reset()
-			return 0, &ProtocolError{Msg: msgTooBigMbulkCount}
+	ll, i, ok := shortLine(buf, 0, lim.MaxInlineLen)
+	if !ok {
+		var tooLong bool
+		i, tooLong = p.findLine(buf, 0, '\r', lim.MaxInlineLen)
+		if i < 0 {
+			if tooLong {
+				p.Reset()
+				return 0, &ProtocolError{Msg: msgTooBigMbulkCount}
+			}
+			return 0, nil
 		}
-		return 0, nil
+		// Like Redis, take the line as ending at its CR once one more
+		// byte (the LF, unchecked) has arrived.
+		if i+2 > len(buf) {
+			return 0, nil
+		}
+		ll, ok = parseInt(buf[1:i])
 	}
-	// Like Redis, take the line as ending at its CR once one more byte
-	// (the LF, unchecked) has arrived.
-	if i+2 > len(buf) {
-		return 0, nil
-	}
-	ll, ok := parseInt(buf[1:i])
 	if !ok || ll > lim.MaxMultibulkLen {
 		p.Reset()
 		return 0, &ProtocolError{Msg: msgInvalidMultibulk}
@@ -141,22 +145,26 @@ func (p *Parser) parseBulks(buf []byte) ([][]byte, int, error) {
 	lim := p.Limits.withDefaults()
 	for p.left > 0 {
 		if p.bulkLen < 0 {
-			i, tooLong := p.findLine(buf, p.pos, '\r', lim.MaxInlineLen)
-			if i < 0 {
-				if tooLong {
-					p.Reset()
-					return nil, 0, &ProtocolError{Msg: msgTooBigBulkCount}
+			ll, i, ok := shortLine(buf, p.pos, lim.MaxInlineLen)
+			if !ok || buf[p.pos] != '$' {
+				var tooLong bool
+				i, tooLong = p.findLine(buf, p.pos, '\r', lim.MaxInlineLen)
+				if i < 0 {
+					if tooLong {
+						p.Reset()
+						return nil, 0, &ProtocolError{Msg: msgTooBigBulkCount}
+					}
+					return nil, 0, nil
 				}
-				return nil, 0, nil
+				if i+2 > len(buf) {
+					return nil, 0, nil
+				}
+				if c := buf[p.pos]; c != '$' {
+					p.Reset()
+					return nil, 0, errExpectedDollar(c)
+				}
+				ll, ok = parseInt(buf[p.pos+1 : i])
 			}
-			if i+2 > len(buf) {
-				return nil, 0, nil
-			}
-			if c := buf[p.pos]; c != '$' {
-				p.Reset()
-				return nil, 0, errExpectedDollar(c)
-			}
-			ll, ok := parseInt(buf[p.pos+1 : i])
 			if !ok || ll < 0 || ll > lim.MaxBulkLen {
 				p.Reset()
 				return nil, 0, &ProtocolError{Msg: msgInvalidBulk}
@@ -190,6 +198,34 @@ func (p *Parser) parseBulks(buf []byte) ([][]byte, int, error) {
 }
 
 const maxInt = int(^uint(0) >> 1)
+
+// shortLine is the fast path for the length lines that make up most of
+// RESP input: a type byte at buf[start], then 1 to 9 digits without a
+// leading zero, then CR and one more byte (the LF, unchecked, as Redis does
+// not check it), the CR at most max bytes after start, as findLine asks.
+// It returns the number and the CR's offset. Anything else
+// (a sign, zero, longer numbers, a line not complete yet, malformed input)
+// reports !ok and goes the general way (findLine, parseInt), which decides
+// it exactly as before; so the fast path changes no answer, only the cost
+// of the common one.
+func shortLine(buf []byte, start, max int) (n int64, cr int, ok bool) {
+	i := start + 1
+	if i >= len(buf) || buf[i] < '1' || buf[i] > '9' {
+		return 0, 0, false
+	}
+	end := min(len(buf), i+10)
+	for ; i < end; i++ {
+		c := buf[i]
+		if c == '\r' {
+			return n, i, i+1 < len(buf) && i-start <= max
+		}
+		if c < '0' || c > '9' {
+			return 0, 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return 0, 0, false
+}
 
 // findLine returns the offset in buf of the first byte c at or after start,
 // or -1. Like Redis it gives up on a line longer than max bytes: tooLong

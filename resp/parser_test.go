@@ -471,3 +471,56 @@ func TestParseInt(t *testing.T) {
 		}
 	}
 }
+
+// TestShortLineAgreesWithTheGeneralPath checks the fast path for length
+// lines against findLine and parseInt on every line of up to 8 bytes
+// that starts with its type byte (as the parser's callers make sure) and
+// goes on over an alphabet of digits, signs, line ends and others, for
+// several line limits: where shortLine answers, the general path answers
+// the same.
+func TestShortLineAgreesWithTheGeneralPath(t *testing.T) {
+	alphabet := []byte("$019-\r\n")
+	buf := append(make([]byte, 0, 8), '$')
+	var walk func()
+	checked := 0
+	walk = func() {
+		for _, max := range []int{1, 3, 64 << 10} {
+			n, cr, ok := shortLine(buf, 0, max)
+			if !ok {
+				continue
+			}
+			checked++
+			var p Parser
+			i, _ := p.findLine(buf, 0, '\r', max)
+			want, wok := int64(0), false
+			if i >= 0 && i+2 <= len(buf) {
+				want, wok = parseInt(buf[1:i])
+			}
+			if !wok || i != cr || want != n {
+				t.Fatalf("shortLine(%q, max %d) = %d at %d; general path: %d at %d (ok %v)", buf, max, n, cr, want, i, wok)
+			}
+		}
+		if len(buf) == cap(buf) {
+			return
+		}
+		for _, c := range alphabet {
+			buf = append(buf, c)
+			walk()
+			buf = buf[:len(buf)-1]
+		}
+	}
+	walk()
+	if checked == 0 {
+		t.Fatal("the fast path answered nothing")
+	}
+	for _, s := range []string{"$64\r\n", "*3\r\n", "$123456789\r\n"} {
+		if _, _, ok := shortLine([]byte(s), 0, 64<<10); !ok {
+			t.Errorf("shortLine(%q) takes the slow path", s)
+		}
+	}
+	for _, s := range []string{"$1234567890\r\n", "$123456789\r", "$0\r\n", "$-1\r\n", "$12\r\n"[:3]} {
+		if _, _, ok := shortLine([]byte(s), 0, 64<<10); ok {
+			t.Errorf("shortLine(%q) answers; the general path must", s)
+		}
+	}
+}
