@@ -297,6 +297,7 @@ wait_aof_rewrite() {
 # ---------------------------------------------------------------- runs
 
 RES=""
+CLK_TCK=$(getconf CLK_TCK)
 
 # record ROW SERVER LINE: one run's figures "rps p50 p99 [more]".
 record() { echo "$3" >>"$RES/$1.$2"; }
@@ -337,14 +338,44 @@ rb() {
 
 rb_cmdline() { echo "taskset -c $CLIENT_CPU redis-benchmark -h 127.0.0.1 -p \$PORT --csv $*"; }
 
+# cpu_ticks SERVER: the server process's user + system CPU time so far, in
+# clock ticks (/proc/PID/stat fields 14 and 15).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/${PID[$1]}/stat" 2>/dev/null || echo 0; }
+
+# record_cpu ROW SERVER TICKS0 US0 REQUESTS: the server's CPU time per
+# request since TICKS0 (in µs) and how busy its CPU was since US0 (percent).
+# When the server's CPU is below 100% busy, the load generator was the limit.
+record_cpu() {
+	local t1 us1
+	t1=$(cpu_ticks "$2")
+	us1=$(now_us)
+	awk -v d=$((t1 - $3)) -v hz="$CLK_TCK" -v n="$5" -v wall=$((us1 - $4)) \
+		'BEGIN { if (n > 0 && wall > 0) printf "%.3f %.1f\n", d * 1e6 / hz / n, 100 * d * 1e6 / hz / wall }' >>"$RES/$1.$2.cpu"
+}
+
+# req_count ARGS...: the -n of redis-benchmark arguments.
+req_count() {
+	while [ $# -gt 1 ]; do
+		[ "$1" = -n ] && {
+			echo "$2"
+			return
+		}
+		shift
+	done
+	echo 0
+}
+
 valid() { [[ $1 =~ ^[0-9.]+\ [0-9.na]+\ [0-9.na]+ ]] && [[ ${1%% *} != 0* ]]; }
 
 # measure ROW SERVER RUN ARGS...
 measure() {
-	local row=$1 s=$2 run=$3 out line
+	local row=$1 s=$2 run=$3 out line t0 us0
 	shift 3
 	out="$WORK/out.csv"
+	t0=$(cpu_ticks "$s")
+	us0=$(now_us)
 	if rb "$out" "$s" "$@" && line=$(parse_csv "$out") && valid "$line"; then
+		record_cpu "$row" "$s" "$t0" "$us0" "$(req_count "$@")"
 		record "$row" "$s" "$line"
 	else
 		fail "$row" "$s" "$run" "$(cat "$out.err" "$out" 2>/dev/null | head -c 400)"
@@ -358,6 +389,8 @@ measure_mix() {
 	local row=$1 s=$2 run=$3 nset nget t0 t1 pset pget rset=0 rget=0 lset lget
 	nset=$((REQUESTS / 11))
 	nget=$((REQUESTS - nset))
+	local ticks0
+	ticks0=$(cpu_ticks "$s")
 	t0=$(now_us)
 	rb "$WORK/mixset.csv" "$s" -t set -n "$nset" -c "$MIX_SET_CLIENTS" -P 1 -d "$DATA_SIZE" -r "$KEYSPACE" &
 	pset=$!
@@ -372,6 +405,7 @@ measure_mix() {
 		rps=$(awk -v n=$((nset + nget)) -v us=$((t1 - t0)) 'BEGIN { printf "%.2f", n * 1e6 / us }')
 		get_lat=${lget#* }
 		set_lat=${lset#* }
+		record_cpu "$row" "$s" "$ticks0" "$t0" $((nset + nget))
 		record "$row" "$s" "$rps $get_lat $set_lat"
 	else
 		fail "$row" "$s" "$run" "$(cat "$WORK"/mixset.csv.err "$WORK"/mixget.csv.err "$WORK"/mixset.csv "$WORK"/mixget.csv 2>/dev/null | head -c 400)"
@@ -671,6 +705,19 @@ report_section() {
 			pool_cells="  |  |  |"
 		fi
 		echo "| ${ROW_LABEL[$id]} | $(fmt_int "$m") | $(fmt_int "$r") | $(ratio "$m" "$r") | $(lat "$RES/$id.moond") | $(lat "$RES/$id.redis") |$pool_cells ${joined%; } |"
+	done
+	echo
+	echo "Server CPU per request, from the same runs: the server process's user + system CPU time (\`/proc/PID/stat\`) over the requests of the run," \
+		"and how busy that made its CPU over the run's wall time. A server below 100% busy was waiting for the load generator, so its rps is the client's limit," \
+		"and CPU per request is the fairer comparison of the two servers' speed. redis/moond above 1 means moond spends less CPU per request."
+	echo
+	echo "| row | moond CPU µs/req | redis CPU µs/req | redis/moond | moond CPU busy | redis CPU busy |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	for id in "${ROWS[@]}"; do
+		local mc rc
+		mc=$(median "$RES/$id.moond.cpu" 1)
+		rc=$(median "$RES/$id.redis.cpu" 1)
+		echo "| ${ROW_LABEL[$id]} | $mc | $rc | $(ratio "$rc" "$mc") | $(median "$RES/$id.moond.cpu" 2)% | $(median "$RES/$id.redis.cpu" 2)% |"
 	done
 	echo
 	echo "\"spread\" is (max - min) / median of the runs' rps." \
