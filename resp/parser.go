@@ -250,6 +250,10 @@ func (p *Parser) findLine(buf []byte, start int, c byte, max int) (i int, tooLon
 	return -1, len(buf)-start > max
 }
 
+// AtCommandStart reports whether the next Parse starts a new command: no
+// multibulk command is open (partly received).
+func (p *Parser) AtCommandStart() bool { return p.left == 0 }
+
 // Pending reports how many bytes beyond the buffer given to the last Parse
 // the command in progress needs at least: the rest of the argument being
 // received and its CRLF, when that argument's length line has been read; 0

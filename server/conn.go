@@ -65,6 +65,11 @@ type conn struct {
 	// method value passed to the backend escapes, and binding it per call
 	// would allocate twice per request.
 	recvDone, sentDone func(n int, err error)
+
+	// ahead parses the input ahead of parser, for prefetchWindow, and
+	// aheadKeys holds the keys it found.
+	ahead     resp.Parser
+	aheadKeys [][]byte
 }
 
 func newConn(w *worker, fd runtime.FD, id int64, addr, laddr string) *conn {
@@ -149,7 +154,11 @@ func (c *conn) process() {
 // (parse, dispatch, execute, encode), which BenchmarkHotPath measures.
 func (c *conn) runInput() {
 	c.state = connRunning
+	window := 0 // commands left that prefetchWindow has looked at
 	for c.rpos < c.rend && !c.closeAfterReply {
+		if window == 0 && c.authed && c.parser.AtCommandStart() {
+			window = c.prefetchWindow()
+		}
 		args, n, err := c.parser.Parse(c.rbuf[c.rpos:c.rend])
 		if err != nil {
 			var pe *resp.ProtocolError
@@ -172,6 +181,7 @@ func (c *conn) runInput() {
 			break
 		}
 		c.rpos += n
+		window = max(window-1, 0)
 		if len(args) > 0 {
 			c.dispatch(args)
 		}
@@ -180,6 +190,47 @@ func (c *conn) runInput() {
 		c.rpos, c.rend = 0, 0
 	}
 	c.queue.popReady(&c.out)
+}
+
+// readAhead turns prefetchWindow on; BenchmarkHotPath turns it off to
+// measure what it gains.
+var readAhead = true
+
+// prefetchWindow reads ahead of a pipeline: it parses up to
+// shard.PrefetchMax whole commands at rbuf[rpos:] with a parser of its own
+// (the connection's parser is left alone) and has the keyspace read the
+// memory the first key of each (when on this shard) will need, all at once
+// (see shard.Keyspace.Prefetch). It returns how many commands it looked
+// at, for the caller to run before it looks again; it stops at an inline
+// command, whose arguments the parser may rewrite on the next Parse.
+func (c *conn) prefetchWindow() int {
+	if !readAhead || !c.w.ks.WantsPrefetch(c.client.DB) {
+		return shard.PrefetchMax // look again after as many commands
+	}
+	p := &c.ahead
+	p.Limits = c.parser.Limits
+	p.Reset()
+	keys := c.aheadKeys[:0]
+	buf := c.rbuf[c.rpos:c.rend]
+	n := 0
+	for len(buf) > 0 && buf[0] == '*' && n < shard.PrefetchMax {
+		args, m, err := p.Parse(buf)
+		if err != nil || m == 0 {
+			break
+		}
+		buf = buf[m:]
+		n++
+		if len(args) >= 2 && c.w.srv.shardOf(args[1]) == c.w.id {
+			keys = append(keys, args[1])
+		}
+	}
+	if len(keys) > 1 {
+		c.w.ks.Prefetch(c.client.DB, keys)
+		c.w.prefetched += int64(len(keys))
+	}
+	clear(keys) // they point into rbuf
+	c.aheadKeys = keys[:0]
+	return n
 }
 
 // maybeFlush sends what is ready when nothing waits for another shard or

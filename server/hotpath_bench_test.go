@@ -3,11 +3,13 @@ package server
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/moond-db/moond/resp"
+	"github.com/moond-db/moond/shard"
 )
 
 // BenchmarkHotPath measures one command through the server without the
@@ -35,10 +37,37 @@ func BenchmarkHotPath(b *testing.B) {
 	for _, aof := range []string{"no", "yes"} {
 		for _, row := range rows {
 			b.Run(fmt.Sprintf("appendonly=%s/%s", aof, row.name), func(b *testing.B) {
-				benchHotPath(b, aof, row.args)
+				benchHotPath(b, aof, [][]string{row.args}, 0)
 			})
 		}
 	}
+	// GET and SET of random keys over a database of 1M keys, each batch
+	// 64 different keys: the keyspace's memory no longer fits the caches,
+	// and reading ahead of the pipeline (prefetchWindow) matters.
+	const keyspace = 1_000_000
+	for _, cmd := range []string{"GET", "SET"} {
+		for _, ahead := range []bool{false, true} {
+			b.Run(fmt.Sprintf("appendonly=no/%s-random-1M/readahead=%v", cmd, ahead), func(b *testing.B) {
+				old := readAhead
+				readAhead = ahead
+				defer func() { readAhead = old }()
+				rng := rand.New(rand.NewPCG(1, 2))
+				cmds := make([][]string, 1024*hotPathBatch)
+				for i := range cmds {
+					key := fmt.Sprintf("key:%012d", rng.IntN(keyspace))
+					cmds[i] = []string{cmd, key, value}[:2+btoi(cmd == "SET")]
+				}
+				benchHotPath(b, "no", cmds, keyspace)
+			})
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 const hotPathBatch = 64
@@ -51,30 +80,47 @@ func msetArgs(n int, value string) []string {
 	return args
 }
 
-func benchHotPath(b *testing.B, appendonly string, args []string) {
+// benchHotPath runs cmds, hotPathBatch at a time in turn (cycling), on
+// a server with appendonly as given, after loading keys keys (key:%012d,
+// 64-byte values).
+func benchHotPath(b *testing.B, appendonly string, cmds [][]string, keys int) {
 	s := startTest(b, "auto", 1, "appendonly", appendonly)
 	w := s.workers[0]
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	var enc resp.Writer
-	var ends []int // ends[i]: where command i+1 ends in the batch
-	for range hotPathBatch {
-		enc.ArrayHeader(len(args))
-		for _, a := range args {
-			enc.BulkString(a)
+	if len(cmds) == 1 {
+		for range hotPathBatch - 1 {
+			cmds = append(cmds, cmds[0])
 		}
-		ends = append(ends, len(enc.Buf))
 	}
-	batch := enc.Buf
+	// batches[i] holds commands i*hotPathBatch...; ends[i][j] is where its
+	// command j ends.
+	var batches [][]byte
+	var ends [][]int
+	for i := 0; i+hotPathBatch <= len(cmds); i += hotPathBatch {
+		var enc resp.Writer
+		var e []int
+		for _, args := range cmds[i : i+hotPathBatch] {
+			enc.ArrayHeader(len(args))
+			for _, a := range args {
+				enc.BulkString(a)
+			}
+			e = append(e, len(enc.Buf))
+		}
+		batches, ends = append(batches, enc.Buf), append(ends, e)
+	}
 
 	var c *conn
+	next := 0
 	run := func(n int) {
-		c.rbuf = append(c.rbuf[:0], batch[:ends[n-1]]...)
-		c.rpos, c.rend = 0, ends[n-1]
+		batch, e := batches[next], ends[next]
+		next = (next + 1) % len(batches)
+		c.rbuf = append(c.rbuf[:0], batch[:e[n-1]]...)
+		c.rpos, c.rend = 0, e[n-1]
 		c.runInput()
 		if c.state == connClosed || len(c.out.Buf) == 0 {
-			b.Fatalf("%s: no reply (state %d)", args[0], c.state)
+			b.Fatalf("%s: no reply (state %d)", cmds[0][0], c.state)
 		}
 		c.out.Buf = c.out.Buf[:0]
 	}
@@ -83,9 +129,18 @@ func benchHotPath(b *testing.B, appendonly string, args []string) {
 			b.Fatal(err)
 		}
 	}
+	value := []byte(strings.Repeat("x", 64))
+	for i := 0; i < keys; {
+		call(func() {
+			var out resp.Writer
+			for end := min(keys, i+10000); i < end; i++ {
+				w.ks.Exec(&shard.Client{}, [][]byte{[]byte("SET"), fmt.Appendf(nil, "key:%012d", i), value}, &out)
+				out.Reset()
+			}
+		})
+	}
 	call(func() {
 		c = newConn(w, -1, 0, "bench", "bench")
-		c.rbuf = make([]byte, 0, len(batch))
 		run(hotPathBatch) // warm: the key exists, buffers have grown
 	})
 	b.ReportAllocs()

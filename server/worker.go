@@ -24,6 +24,7 @@ type worker struct {
 	listeners   []runtime.FD
 	listenAddrs []net.Addr
 	conns       map[int64]*conn
+	prefetched  int64 // keys read ahead of pipelines (prefetchWindow)
 
 	// Built during one loop iteration, posted before the loop waits.
 	outgoing   []*batch
