@@ -501,6 +501,16 @@ measure_memory() { # SERVER: before/after a KEYSPACE-key load
 	log "$s memory: used_memory ${MEM[$s.used]} (${MEM[$s.perkey]} B/key), RSS ${MEM[$s.rss]}"
 }
 
+# measure_memory_after SERVER: used_memory, RSS and keys once the
+# throughput rows have overwritten the loaded values many times.
+measure_memory_after() {
+	local s=$1
+	MEM[$s.after_keys]=$(cli "$s" DBSIZE)
+	MEM[$s.after_used]=$(info_field "$s" memory used_memory)
+	MEM[$s.after_rss]=$(($(ps -o rss= -p "${PID[$s]}" | tr -d ' ') * 1024))
+	log "$s memory after the rows: used_memory ${MEM[$s.after_used]}, RSS ${MEM[$s.after_rss]}, keys ${MEM[$s.after_keys]}"
+}
+
 phase_memory_and_throughput() {
 	log "phase 1: no persistence (appendonly no)"
 	if [ "$POOL_ROWS" = 0 ]; then
@@ -523,6 +533,8 @@ phase_memory_and_throughput() {
 	run_row mset "MSET (10 keys) -P 1" "" -t mset -P 1 "${base[@]}"
 	run_row incr "INCR -P 1" "" -t incr -P 1 "${base[@]}"
 	run_row mix "SET:GET 1:10 -P 1" "mix" mix
+	measure_memory_after moond
+	measure_memory_after redis
 	stop_pair
 }
 
@@ -731,6 +743,8 @@ report_section() {
 	echo "| used_memory after loading | $(mb "${MEM[moond.used]}") | $(mb "${MEM[redis.used]}") | $(ratio "${MEM[moond.used]}" "${MEM[redis.used]}") | INFO memory; moond's is the Go heap's object bytes, garbage not yet collected included |"
 	echo "| used_memory per key | ${MEM[moond.perkey]} B | ${MEM[redis.perkey]} B | $(ratio "${MEM[moond.perkey]}" "${MEM[redis.perkey]}") | (after - before loading) / keys |"
 	echo "| RSS after loading | $(mb "${MEM[moond.rss]}") | $(mb "${MEM[redis.rss]}") | $(ratio "${MEM[moond.rss]}" "${MEM[redis.rss]}") | ps -o rss |"
+	echo "| used_memory after the appendonly-no rows | $(mb "${MEM[moond.after_used]}") | $(mb "${MEM[redis.after_used]}") | $(ratio "${MEM[moond.after_used]}" "${MEM[redis.after_used]}") | keys then: moond $(fmt_int "${MEM[moond.after_keys]}"), redis $(fmt_int "${MEM[redis.after_keys]}"); the SET, MSET, INCR and mix rows overwrite values: Redis frees an old value at once, moond's Go heap keeps it until the next collection (GOGC 100: up to as much again as the live heap) |"
+	echo "| RSS after the appendonly-no rows | $(mb "${MEM[moond.after_rss]}") | $(mb "${MEM[redis.after_rss]}") | $(ratio "${MEM[moond.after_rss]}" "${MEM[redis.after_rss]}") | ps -o rss |"
 	m=$(median "$RES/restart.moond" 1)
 	r=$(median "$RES/restart.redis" 1)
 	note=("appendonly yes, appendfsync everysec; SHUTDOWN, start, time until PING answers PONG and INFO persistence says loading:0; median of $RUNS")
