@@ -23,8 +23,9 @@ type FD int32
 //     inside the call that started the operation.
 //   - A buffer passed to an operation belongs to the backend until the
 //     callback runs: the caller neither reads nor writes it before then.
-//   - At most one Recv and one Send may be outstanding per connection at a
-//     time; the caller queues further sends itself.
+//   - At most one Recv (or RecvMulti, until its done callback) and one Send
+//     may be outstanding per connection at a time; the caller queues further
+//     sends itself.
 //   - Errors handed to callbacks are syscall.Errno values where the operating
 //     system gave one (or wrap one, so errors.Is works); an operation that was
 //     cancelled (by Stop, or by an earlier failed step of a Chain) reports
@@ -40,6 +41,21 @@ type Backend interface {
 	Accept(l FD, cb func(c FD, err error))
 	// Recv reads once into buf. n == 0 with err == nil means end of stream.
 	Recv(c FD, buf []byte, cb func(n int, err error))
+	// RecvMulti receives on c until the stream ends: cb runs once per chunk
+	// of data that arrived (done == false, err == nil, len(data) > 0), then
+	// a last time with done == true: err != nil (ECANCELED after Close or
+	// Stop), or end of stream (len(data) == 0, err == nil). data is valid
+	// only during the call: the backend reuses its memory afterwards, so a
+	// caller that keeps bytes copies them. RecvMulti is the connection's one
+	// outstanding recv from the call until the done callback. There is no
+	// back-pressure: chunks keep coming while the connection is open, and
+	// Close (also from inside cb) is the way to stop them; after Close the
+	// only callback left is the done one with ECANCELED.
+	//
+	// On the uring backend it is one multishot recv per connection over a
+	// per-loop ring of provided buffers, so receiving costs no SQE per chunk;
+	// the pool backend loops one-shot reads into a buffer of its own.
+	RecvMulti(c FD, cb func(data []byte, err error, done bool))
 	// Send writes all of buf, looping over short sends, or fails.
 	Send(c FD, buf []byte, cb func(n int, err error))
 	// LocalAddr and RemoteAddr are a socket's own and peer addresses, or
@@ -82,6 +98,40 @@ type Backend interface {
 	// kind) reports syscall.EINVAL on the offending step (or the first) and
 	// ECANCELED on every other.
 	Chain(ops []Op, cb func(results []Result))
+}
+
+// recvMultiBufSize is the size of the buffers RecvMulti receives into: on the
+// pool backend (and the uring backend without provided buffer rings) one per
+// connection, on the uring backend each of the ring's buffers. 16 KiB holds a
+// deep pipeline of small commands in one chunk, while larger writes simply
+// arrive as several chunks.
+const recvMultiBufSize = 16 << 10
+
+// recvByReads implements RecvMulti with one one-shot Recv after another into
+// buf, which it owns: each chunk's callback returns before the next Recv
+// reuses buf. open reports whether c is still the connection RecvMulti
+// started on (neither closed nor its number reused, the backend not
+// stopping); once it is not, the next callback is the last, with ECANCELED.
+func recvByReads(b Backend, c FD, buf []byte, open func() bool, cb func(data []byte, err error, done bool)) {
+	var next func()
+	next = func() {
+		b.Recv(c, buf, func(n int, err error) {
+			switch {
+			case err != nil:
+				cb(nil, err, true)
+			case n == 0:
+				cb(nil, nil, true)
+			default:
+				cb(buf[:n], nil, false)
+				if !open() {
+					cb(nil, syscall.ECANCELED, true)
+					return
+				}
+				next()
+			}
+		})
+	}
+	next()
 }
 
 // OpKind names one step of a Chain.

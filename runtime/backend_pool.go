@@ -277,6 +277,19 @@ func (p *poolBackend) Recv(c FD, buf []byte, cb func(n int, err error)) {
 	})
 }
 
+// RecvMulti loops one-shot reads into a buffer of the connection's own, each
+// one a goroutine blocked in the netpoller like Recv.
+func (p *poolBackend) RecvMulti(c FD, cb func(data []byte, err error, done bool)) {
+	e := p.table.get(c)
+	if p.closing || e == nil || e.conn == nil {
+		err := p.refusal(e == nil || e.conn == nil)
+		p.later(func() { cb(nil, err, true) })
+		return
+	}
+	open := func() bool { return !p.closing && p.table.get(c) == e }
+	recvByReads(p, c, make([]byte, recvMultiBufSize), open, cb)
+}
+
 func (p *poolBackend) Send(c FD, buf []byte, cb func(n int, err error)) {
 	e := p.table.get(c)
 	if p.closing || e == nil || e.conn == nil {

@@ -32,6 +32,11 @@ import (
 //     on it; Close marks them cut, and a cut operation reports ECANCELED
 //     whatever the kernel answered (after shutdown the kernel says EOF or
 //     EINVAL, which a caller could mistake for the peer's doing).
+//   - A RecvMulti is one slot for its whole life: its multishot recv is
+//     re-armed with the same user_data when the kernel ends it while the
+//     connection stays open, and the slot is released only with the done
+//     callback. Every provided buffer a CQE names goes back to the ring right
+//     after that CQE's callback, so none is held across iterations.
 type uringBackend struct {
 	loop *Loop
 	r    *uring.Ring
@@ -60,7 +65,32 @@ type uringBackend struct {
 	// hold it shared while they use either, close takes it exclusively.
 	alive  sync.RWMutex
 	closed bool
+
+	// bufs is the provided buffer ring RecvMulti receives into, registered
+	// at the first RecvMulti (nil before, and after bufsErr said the kernel
+	// has none). bufCount and bufSize size it; tests shrink them.
+	bufs          *uring.BufRing
+	bufsErr       error
+	bufCount      int
+	bufSize       int
+	noMultishot   bool // the kernel refused multishot recv: RecvMulti loops one-shot Recvs
+	multiRearms   int  // multishot recvs re-armed after the kernel ended them (tests, tuning)
+	multiFallback int  // RecvMultis served by one-shot Recvs
 }
+
+// Provided buffer ring of the uring backend's RecvMulti: group recvBufGroup,
+// recvBufCount buffers of recvMultiBufSize bytes (4 MiB of address space per
+// loop, touched only as buffers get used). A buffer is busy only from the
+// kernel filling it until its CQE's callback returns, so the count bounds
+// the chunks received but not yet reaped in one iteration, across all of a
+// loop's connections: 256 covers a full reap batch (the backend reaps 256
+// CQEs at a time). When it runs dry the kernel ends the multishots that found
+// no buffer with ENOBUFS, and each is re-armed after the buffers went back:
+// one extra SQE, what a one-shot recv costs every time.
+const (
+	recvBufGroup = 0
+	recvBufCount = 256
+)
 
 // abandoned keeps the in-flight tables of rings closed with operations still
 // in flight (past StopGrace) reachable for the life of the process: the
@@ -95,6 +125,9 @@ func newUringBackend(l *Loop) (driver, error) {
 		open:   make(map[FD]*fdState),
 		efd:    efd,
 		efdBuf: make([]byte, 8),
+
+		bufCount: recvBufCount,
+		bufSize:  recvMultiBufSize,
 	}
 	u.armEventfd()
 	return u, nil
@@ -307,10 +340,19 @@ func (u *uringBackend) close() error {
 		_ = unix.Close(int(fd))
 	}
 	u.open = nil
+	var bufErr error
+	if u.bufs != nil && u.table.used == 0 {
+		// With operations abandoned in flight the kernel may still write
+		// into a buffer: the mapping then stays for the life of the process.
+		bufErr = u.bufs.Close()
+	}
 	u.alive.Lock()
 	u.closed = true
 	_ = unix.Close(u.efd)
 	err := u.r.Close()
+	if err == nil {
+		err = bufErr
+	}
 	u.alive.Unlock()
 	if u.table.used > 0 {
 		abandonedMu.Lock()
@@ -362,6 +404,8 @@ func (u *uringBackend) complete(c uring.CQE) {
 		default:
 			cb(int(c.Res), nil)
 		}
+	case slotRecvMulti:
+		u.recvMultiDone(s, c)
 	case slotSend:
 		u.sendDone(s, c.Res)
 	case slotStep:
@@ -555,6 +599,96 @@ func (u *uringBackend) Recv(c FD, buf []byte, cb func(n int, err error)) {
 	q.SetUserData(ud)
 }
 
+// RecvMulti arms one multishot recv on c that takes its buffers from the
+// loop's provided buffer ring. Without such a ring (kernels before 5.19) or
+// multishot recv (before 6.0) it loops one-shot Recvs into a buffer of c's
+// own, like the pool backend.
+func (u *uringBackend) RecvMulti(c FD, cb func(data []byte, err error, done bool)) {
+	if u.closing {
+		u.later(func() { cb(nil, syscall.ECANCELED, true) })
+		return
+	}
+	if u.noMultishot || u.bufRing() == nil {
+		u.recvByReads(c, cb)
+		return
+	}
+	s, _ := u.table.alloc(slotRecvMulti)
+	s.fd, s.cbData = c, cb
+	u.track(s)
+	u.armRecvMulti(s)
+}
+
+// bufRing registers the provided buffer ring at its first use, so that
+// loops that never call RecvMulti pay nothing for it. It returns nil when
+// the kernel refused one; bufsErr says why.
+func (u *uringBackend) bufRing() *uring.BufRing {
+	if u.bufs == nil && u.bufsErr == nil {
+		u.bufs, u.bufsErr = u.r.RegisterBufRing(recvBufGroup, u.bufCount, u.bufSize)
+	}
+	return u.bufs
+}
+
+func (u *uringBackend) armRecvMulti(s *slot) {
+	q := u.sqe()
+	q.PrepRecvMultishot(int(s.fd), u.bufs.Group(), 0)
+	q.SetUserData(s.userData())
+}
+
+// recvByReads is RecvMulti without multishot recv: one-shot Recvs into a
+// buffer of the connection's own.
+func (u *uringBackend) recvByReads(c FD, cb func(data []byte, err error, done bool)) {
+	u.multiFallback++
+	st := u.open[c]
+	open := func() bool { return !u.closing && u.open[c] == st }
+	recvByReads(u, c, make([]byte, u.bufSize), open, cb)
+}
+
+// recvMultiDone handles one CQE of a RecvMulti: it hands the chunk to the
+// callback and recycles its buffer at once; when the kernel ended the
+// multishot it re-arms it while the stream goes on (it ran out of buffers,
+// or ended after data for reasons of its own, like a CQ overflow), and
+// otherwise makes the done callback and releases the slot.
+func (u *uringBackend) recvMultiDone(s *slot, c uring.CQE) {
+	bid, hasBuf := c.Buffer()
+	if hasBuf {
+		if c.Res > 0 && !s.cut {
+			s.gotData = true
+			s.cbData(u.bufs.Buf(bid)[:c.Res], nil, false) // may Close the connection: s.cut
+		}
+		u.bufs.Recycle(bid)
+	}
+	if c.More() {
+		return
+	}
+	switch {
+	case s.cut || u.closing:
+		u.recvMultiEnd(s, syscall.ECANCELED)
+	case c.Res > 0 || c.Res == -int32(unix.ENOBUFS):
+		u.multiRearms++
+		u.armRecvMulti(s)
+	case c.Res == -int32(unix.EINVAL) && !s.gotData:
+		// A kernel with buffer rings but no multishot recv (5.19): serve
+		// this connection and every later one with one-shot Recvs.
+		u.noMultishot = true
+		fd, cb := s.fd, s.cbData
+		u.settle(s)
+		u.table.release(s)
+		u.recvByReads(fd, cb)
+	case c.Res == 0:
+		u.recvMultiEnd(s, nil)
+	default:
+		u.recvMultiEnd(s, errno(c.Res))
+	}
+}
+
+// recvMultiEnd releases a RecvMulti's slot and makes its done callback.
+func (u *uringBackend) recvMultiEnd(s *slot, err error) {
+	cb := s.cbData
+	u.settle(s)
+	u.table.release(s)
+	cb(nil, err, true)
+}
+
 func (u *uringBackend) Send(c FD, buf []byte, cb func(n int, err error)) {
 	if u.closing {
 		u.later(func() { cb(0, syscall.ECANCELED) })
@@ -634,6 +768,13 @@ func (u *uringBackend) Close(fd FD, cb func(err error)) {
 		delete(u.open, fd)
 		for _, p := range st.pending {
 			p.cut = true
+			if p.kind == slotRecvMulti {
+				// The shutdown below would end it too (as an EOF), but a
+				// cancel ends it whatever the socket makes of a shutdown.
+				q := u.sqe()
+				q.PrepCancel(p.userData(), 0)
+				q.SetUserData(udIgnore)
+			}
 		}
 		if st.sock {
 			// Pending accept, recv and send on the socket finish now.

@@ -5,7 +5,13 @@ package runtime
 //	go test -run '^$' -bench . ./runtime/
 //
 // BenchmarkEcho: TCP echo round trips (64 bytes out, 64 back) through a
-// loop, from 1 and from 50 client connections at once.
+// loop, from 1 and from 50 client connections at once, the server receiving
+// with one Recv after another.
+// BenchmarkEchoRecvMulti: the same with the server receiving through
+// RecvMulti (a multishot recv over provided buffers on uring), copying each
+// chunk into its output as a real server must.
+// MOOND_BENCH_LOOP_CPU=n pins the echo loop to CPU n (run the binary under
+// taskset to keep the clients off it).
 // BenchmarkGroupCommit: WAL-style group commit, N appends of 4 KiB gathered
 // into one pwritev, then one fdatasync, as one chain (the shape DESIGN.md
 // gives the WAL: one write + fdatasync per loop iteration), N = 1, 16, 128,
@@ -19,6 +25,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -29,15 +36,44 @@ func BenchmarkEcho(b *testing.B) {
 		for _, kind := range testKinds {
 			b.Run(fmt.Sprintf("conns=%d/%s", conns, kind), func(b *testing.B) {
 				skipUnavailable(b, kind)
-				benchEcho(b, kind, conns)
+				benchEcho(b, kind, conns, false)
 			})
 		}
 	}
 }
 
-func benchEcho(b *testing.B, kind Kind, conns int) {
-	l := startLoop(b, kind)
-	srv := startEcho(b, l, 4096)
+func BenchmarkEchoRecvMulti(b *testing.B) {
+	for _, conns := range []int{1, 50} {
+		for _, kind := range testKinds {
+			b.Run(fmt.Sprintf("conns=%d/%s", conns, kind), func(b *testing.B) {
+				skipUnavailable(b, kind)
+				benchEcho(b, kind, conns, true)
+			})
+		}
+	}
+}
+
+// benchLoopCPU pins a benchmark's loop to the CPU MOOND_BENCH_LOOP_CPU names.
+func benchLoopCPU(b *testing.B) func(*Config) {
+	return func(c *Config) {
+		if v := os.Getenv("MOOND_BENCH_LOOP_CPU"); v != "" {
+			cpu, err := strconv.Atoi(v)
+			if err != nil {
+				b.Fatalf("MOOND_BENCH_LOOP_CPU=%q: %v", v, err)
+			}
+			c.CPU = cpu
+		}
+	}
+}
+
+func benchEcho(b *testing.B, kind Kind, conns int, multi bool) {
+	l := startLoop(b, kind, benchLoopCPU(b))
+	var srv *echoServer
+	if multi {
+		srv = startEchoMulti(b, l)
+	} else {
+		srv = startEcho(b, l, 4096)
+	}
 	clients := make([]net.Conn, conns)
 	for i := range clients {
 		c, err := net.Dial("tcp", srv.addr.String())

@@ -21,12 +21,25 @@ import (
 )
 
 func TestEchoServes500ConnectionsWithPipelinedTrafficByteForByte(t *testing.T) {
+	testEcho500(t, false)
+}
+
+func TestEchoOverRecvMultiServes500ConnectionsWithPipelinedTrafficByteForByte(t *testing.T) {
+	testEcho500(t, true)
+}
+
+func testEcho500(t *testing.T, multi bool) {
 	forEachBackend(t, func(t *testing.T, kind Kind) {
 		const conns = 500
 		const perConn = 24 << 10
 		needFiles(t, 2*conns+100) // client and server ends share this process
 		l := startLoop(t, kind)
-		srv := startEcho(t, l, 8<<10)
+		var srv *echoServer
+		if multi {
+			srv = startEchoMulti(t, l)
+		} else {
+			srv = startEcho(t, l, 8<<10)
+		}
 
 		var wg sync.WaitGroup
 		errs := make(chan error, conns)
@@ -901,5 +914,222 @@ func TestBeforeWaitRunsOncePerIterationAfterMessages(t *testing.T) {
 				t.Errorf("hook flushed %v, want the 3 items of one iteration together", flushedAt)
 			}
 		})
+	})
+}
+
+// recvMultiRecorder collects what a RecvMulti hands its callback, from the
+// loop's thread, for a test goroutine to inspect.
+type recvMultiRecorder struct {
+	mu       sync.Mutex
+	data     []byte
+	chunks   int
+	empty    int // chunks with no data and done == false: never allowed
+	afterEnd int // callbacks after the done one: never allowed
+	ends     int
+	endErr   error
+	end      chan error // receives the done callback's error
+}
+
+func newRecvMultiRecorder() *recvMultiRecorder {
+	return &recvMultiRecorder{end: make(chan error, 1)}
+}
+
+// cb is the RecvMulti callback; onChunk (may be nil) runs after each chunk
+// was recorded, on the loop's thread.
+func (r *recvMultiRecorder) cb(onChunk func()) func(data []byte, err error, done bool) {
+	return func(data []byte, err error, done bool) {
+		r.mu.Lock()
+		switch {
+		case r.ends > 0:
+			r.afterEnd++
+		case done:
+			r.ends++
+			r.endErr = err
+			if len(data) > 0 {
+				r.empty = -1 // data with the done callback: flagged as a contract breach below
+			}
+		case len(data) == 0 || err != nil:
+			r.empty++
+		default:
+			r.data = append(r.data, data...) // data is valid only now: copy it
+			r.chunks++
+		}
+		r.mu.Unlock()
+		if done {
+			r.end <- err
+		} else if onChunk != nil {
+			onChunk()
+		}
+	}
+}
+
+// check fails the test when the callback sequence broke the contract: a
+// chunk without data, data with the done call, or a call after it.
+func (r *recvMultiRecorder) check(t *testing.T) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.empty != 0 || r.afterEnd != 0 || r.ends != 1 {
+		t.Fatalf("RecvMulti callbacks: %d empty or bad chunks, %d done calls, %d calls after done",
+			r.empty, r.ends, r.afterEnd)
+	}
+}
+
+// acceptOne listens on l, dials it and returns the server's end (an FD of
+// l's backend) and the client's.
+func acceptOne(t *testing.T, l *Loop) (FD, net.Conn) {
+	t.Helper()
+	accepted := make(chan FD, 1)
+	var addr net.Addr
+	onLoop(t, l, func() {
+		var ln FD
+		var err error
+		ln, addr, err = l.Backend().Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		l.Backend().Accept(ln, func(c FD, err error) {
+			if err != nil {
+				t.Errorf("accept: %v", err)
+			}
+			accepted <- c
+			l.Backend().Close(ln, nil)
+		})
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+	c, err := net.Dial("tcp", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return await(t, accepted, "accept"), c
+}
+
+func TestRecvMultiDeliversEveryByteInOrderThenEOF(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, kind Kind) {
+		l := startLoop(t, kind)
+		conn, c := acceptOne(t, l)
+		rec := newRecvMultiRecorder()
+		onLoop(t, l, func() { l.Backend().RecvMulti(conn, rec.cb(nil)) })
+
+		// Pieces from 1 byte to well past a receive buffer, so that chunks
+		// both gather several writes and split one.
+		rng := rand.New(rand.NewPCG(1, 2))
+		want := make([]byte, 2<<20)
+		for i := range want {
+			want[i] = byte(rng.Uint32())
+		}
+		for off := 0; off < len(want); {
+			n := min(1+rng.IntN(3*recvMultiBufSize), len(want)-off)
+			if _, err := c.Write(want[off : off+n]); err != nil {
+				t.Fatal(err)
+			}
+			off += n
+		}
+		if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+			t.Fatal(err)
+		}
+		if err := await(t, rec.end, "the done callback"); err != nil {
+			t.Fatalf("RecvMulti ended with %v, want end of stream (nil)", err)
+		}
+		onLoop(t, l, func() {}) // one more iteration: no callback may follow the done one
+		rec.check(t)
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if !bytes.Equal(rec.data, want) {
+			t.Fatalf("received %d bytes, want %d; first difference at %d",
+				len(rec.data), len(want), firstDiff(rec.data, want))
+		}
+		t.Logf("%d bytes in %d chunks", len(want), rec.chunks)
+		onLoop(t, l, func() { l.Backend().Close(conn, nil) })
+	})
+}
+
+func TestRecvMultiCloseEndsItWithECANCELED(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, kind Kind) {
+		l := startLoop(t, kind)
+
+		// Close while it waits on a silent connection.
+		conn, _ := acceptOne(t, l)
+		rec := newRecvMultiRecorder()
+		closed := make(chan error, 1)
+		onLoop(t, l, func() {
+			b := l.Backend()
+			b.RecvMulti(conn, rec.cb(nil))
+			b.Close(conn, func(err error) { closed <- err })
+		})
+		if err := await(t, closed, "close"); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if err := await(t, rec.end, "the done callback"); !errors.Is(err, syscall.ECANCELED) {
+			t.Fatalf("RecvMulti after Close: %v, want ECANCELED", err)
+		}
+		rec.check(t)
+
+		// Close from inside the first chunk's callback, while the client
+		// keeps sending: the done callback with ECANCELED is the only one
+		// left.
+		conn, c := acceptOne(t, l)
+		rec = newRecvMultiRecorder()
+		onLoop(t, l, func() {
+			b := l.Backend()
+			b.RecvMulti(conn, rec.cb(func() { b.Close(conn, nil) }))
+		})
+		go func() {
+			msg := make([]byte, 1000)
+			for {
+				if _, err := c.Write(msg); err != nil {
+					return // the server closed: reset or broken pipe
+				}
+			}
+		}()
+		if err := await(t, rec.end, "the done callback"); !errors.Is(err, syscall.ECANCELED) {
+			t.Fatalf("RecvMulti closed in its callback: %v, want ECANCELED", err)
+		}
+		onLoop(t, l, func() {})
+		rec.check(t)
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if rec.chunks != 1 {
+			t.Fatalf("%d chunks delivered, want 1: none after the Close", rec.chunks)
+		}
+	})
+}
+
+func TestRecvMultiReportsErrorsAndStopAsTheDoneCallback(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, kind Kind) {
+		l := NewLoop(Config{Backend: kind, CPU: -1})
+		if err := l.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(l.Stop)
+
+		// A handle the backend never gave out: EBADF, and not inside the call.
+		bad := newRecvMultiRecorder()
+		onLoop(t, l, func() {
+			l.Backend().RecvMulti(12345, bad.cb(nil))
+			bad.mu.Lock()
+			defer bad.mu.Unlock()
+			if bad.ends != 0 {
+				t.Error("the done callback ran inside RecvMulti")
+			}
+		})
+		if err := await(t, bad.end, "the done callback"); !errors.Is(err, syscall.EBADF) {
+			t.Fatalf("RecvMulti on a bad handle: %v, want EBADF", err)
+		}
+		bad.check(t)
+
+		// Stop cancels a RecvMulti waiting on a silent connection.
+		conn, _ := acceptOne(t, l)
+		rec := newRecvMultiRecorder()
+		onLoop(t, l, func() { l.Backend().RecvMulti(conn, rec.cb(nil)) })
+		l.Stop()
+		if err := await(t, rec.end, "the done callback"); !errors.Is(err, syscall.ECANCELED) {
+			t.Fatalf("RecvMulti at Stop: %v, want ECANCELED", err)
+		}
+		rec.check(t)
 	})
 }

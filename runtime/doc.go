@@ -46,7 +46,10 @@
 //
 // # Backends
 //
-// KindUring runs one io_uring per loop (Linux). KindPool runs sockets on
+// KindUring runs one io_uring per loop (Linux); its RecvMulti keeps one
+// multishot recv armed per connection over a per-loop ring of provided
+// buffers (registered at the first RecvMulti; without kernel support it
+// loops one-shot recvs instead). KindPool runs sockets on
 // Go's netpoller (one goroutine per pending operation) and files on a bounded
 // pool of worker goroutines, and hands completions back through a queue and a
 // wake-up channel; it builds everywhere. Select resolves --io-backend

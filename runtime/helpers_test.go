@@ -95,6 +95,10 @@ type echoServer struct {
 	ln   FD
 	addr net.Addr
 
+	// multi serves each connection with RecvMulti instead of one Recv
+	// after another.
+	multi bool
+
 	mu       sync.Mutex
 	accepted int
 	errs     []error
@@ -127,7 +131,11 @@ func (s *echoServer) accept(bufSize int) {
 		s.mu.Lock()
 		s.accepted++
 		s.mu.Unlock()
-		s.serve(c, make([]byte, bufSize))
+		if s.multi {
+			s.serveMulti(c)
+		} else {
+			s.serve(c, make([]byte, bufSize))
+		}
 		s.accept(bufSize)
 	})
 }
@@ -146,6 +154,75 @@ func (s *echoServer) serve(c FD, buf []byte) {
 			}
 			s.serve(c, buf)
 		})
+	})
+}
+
+// startEchoMulti is startEcho with connections served by RecvMulti.
+func startEchoMulti(tb testing.TB, l *Loop) *echoServer {
+	tb.Helper()
+	s := &echoServer{l: l, multi: true}
+	var err error
+	onLoop(tb, l, func() {
+		s.b = l.Backend()
+		s.ln, s.addr, err = s.b.Listen("tcp", "127.0.0.1:0")
+		if err == nil {
+			s.accept(0)
+		}
+	})
+	if err != nil {
+		tb.Fatalf("Listen: %v", err)
+	}
+	return s
+}
+
+// serveMulti echoes over RecvMulti, the way a server with a multishot recv
+// works: every chunk is copied into the connection's pending output (the
+// chunk's memory goes back to the backend when the callback returns), and
+// one send at a time takes all that is pending. At end of stream the
+// connection is closed once the last send finished.
+func (s *echoServer) serveMulti(c FD) {
+	var out, pending []byte
+	var sending, eof, closed bool
+	closeConn := func() {
+		if !closed {
+			closed = true
+			s.b.Close(c, nil)
+		}
+	}
+	var flush func()
+	flush = func() {
+		out, pending = pending, out[:0]
+		sending = true
+		s.b.Send(c, out, func(_ int, err error) {
+			sending = false
+			switch {
+			case err != nil:
+				if !closed {
+					s.fail(err)
+				}
+				closeConn()
+			case len(pending) > 0:
+				flush()
+			case eof:
+				closeConn()
+			}
+		})
+	}
+	s.b.RecvMulti(c, func(data []byte, err error, done bool) {
+		switch {
+		case done && err == nil: // end of stream: finish sending first
+			eof = true
+			if !sending {
+				closeConn()
+			}
+		case done:
+			closeConn()
+		default:
+			pending = append(pending, data...)
+			if !sending {
+				flush()
+			}
+		}
 	})
 }
 

@@ -8,15 +8,16 @@ import (
 type slotKind uint8
 
 const (
-	slotFree    slotKind = iota
-	slotAccept           // cbFD(new socket)
-	slotRecv             // cbN(n)
-	slotSend             // cbN(len) after every byte went out; resubmits short sends
-	slotStep             // one step of a chain (a single file op is a chain of one)
-	slotEventfd          // the loop's own read on its wake-up eventfd; re-armed
-	slotMsgRing          // a MSG_RING this loop sent to wake another
-	slotOpen             // cbFD(new fd)
-	slotClose            // cbErr
+	slotFree      slotKind = iota
+	slotAccept             // cbFD(new socket)
+	slotRecv               // cbN(n)
+	slotRecvMulti          // cbData per chunk; a multishot recv, re-armed until the stream ends
+	slotSend               // cbN(len) after every byte went out; resubmits short sends
+	slotStep               // one step of a chain (a single file op is a chain of one)
+	slotEventfd            // the loop's own read on its wake-up eventfd; re-armed
+	slotMsgRing            // a MSG_RING this loop sent to wake another
+	slotOpen               // cbFD(new fd)
+	slotClose              // cbErr
 )
 
 // slot is one entry of the in-flight table: an operation the kernel holds.
@@ -43,6 +44,9 @@ type slot struct {
 	cbN   func(n int, err error)
 	cbErr func(err error)
 	cbFD  func(fd FD, err error)
+
+	cbData  func(data []byte, err error, done bool) // slotRecvMulti
+	gotData bool                                    // slotRecvMulti: a chunk arrived since RecvMulti
 
 	chain *uchain // slotStep
 	step  int     // slotStep: index in chain

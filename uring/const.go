@@ -126,7 +126,7 @@ const (
 	SQEIOLink         uint8 = 1 << 2 // the next SQE starts after this one succeeds; a failure or short result cancels the rest
 	SQEIOHardlink     uint8 = 1 << 3 // like IOLink, but the chain goes on even when this one fails
 	SQEAsync          uint8 = 1 << 4 // go to the async worker at once instead of trying inline first
-	SQEBufferSelect   uint8 = 1 << 5
+	SQEBufferSelect   uint8 = 1 << 5 // take the buffer from the provided group in BufIndex (see BufRing)
 	SQECQESkipSuccess uint8 = 1 << 6
 )
 
@@ -138,6 +138,8 @@ const (
 	TimeoutRealtime     uint32 = 1 << 3
 	TimeoutETimeSuccess uint32 = 1 << 5
 	AcceptMultishot     uint16 = 1 << 0 // in Ioprio of an ACCEPT SQE
+	RecvPollFirst       uint16 = 1 << 0 // IORING_RECVSEND_POLL_FIRST, in Ioprio of a RECV/SEND SQE: poll before trying
+	RecvMultishot       uint16 = 1 << 1 // IORING_RECV_MULTISHOT, in Ioprio of a RECV SQE (6.0); needs SQEBufferSelect
 	CancelAll           uint32 = 1 << 0
 	CancelFd            uint32 = 1 << 1
 	CancelAny           uint32 = 1 << 2
@@ -145,10 +147,12 @@ const (
 
 // CQE flags (io_uring_cqe.flags).
 const (
-	CQEFBuffer       uint32 = 1 << 0
+	CQEFBuffer       uint32 = 1 << 0 // a provided buffer was consumed; its id is Flags >> CQEBufferShift
 	CQEFMore         uint32 = 1 << 1 // a multishot request will post more CQEs
 	CQEFSockNonempty uint32 = 1 << 2
 	CQEFNotif        uint32 = 1 << 3
+
+	CQEBufferShift = 16 // IORING_CQE_BUFFER_SHIFT: the buffer id is in the upper 16 bits of Flags
 )
 
 // TimeoutUserData is the user_data of the internal TIMEOUT SQE that

@@ -27,6 +27,12 @@
 //   - stay referenced from Go memory until the CQE for that SQE has been reaped,
 //     including the ECANCELED CQEs of a broken link chain.
 //
+// Provided buffer rings (BufRing) are the exception that needs no such care:
+// their ring and buffers are anonymous mmaps, outside the Go heap, that only
+// BufRing.Close unmaps. A multishot recv (PrepRecvMultishot) picks a buffer
+// from the ring for every chunk it receives, so one SQE serves a connection
+// for as long as it stays armed.
+//
 // The user_data field is an integer the caller owns; the idiomatic use is an
 // index into the caller's in-flight table that holds the operation, its
 // buffers and its callback. Never put a pointer into user_data.
