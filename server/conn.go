@@ -66,10 +66,12 @@ type conn struct {
 	// would allocate twice per request.
 	recvDone, sentDone func(n int, err error)
 
-	// ahead parses the input ahead of parser, for prefetchWindow, and
-	// aheadKeys holds the keys it found.
-	ahead     resp.Parser
-	aheadKeys [][]byte
+	// ahead parses the input ahead of parser, for prefetchWindow;
+	// aheadKeys holds the keys it found, aheadCommand what their commands'
+	// names resolved to.
+	ahead        resp.Parser
+	aheadKeys    [][]byte
+	aheadCommand lastCommand
 }
 
 func newConn(w *worker, fd runtime.FD, id int64, addr, laddr string) *conn {
@@ -199,7 +201,7 @@ var readAhead = true
 // prefetchWindow reads ahead of a pipeline: it parses up to
 // shard.PrefetchMax whole commands at rbuf[rpos:] with a parser of its own
 // (the connection's parser is left alone) and has the keyspace read the
-// memory the first key of each (when on this shard) will need, all at once
+// memory their keys (those on this shard) will need, all at once
 // (see shard.Keyspace.Prefetch). It returns how many commands it looked
 // at, for the caller to run before it looks again; it stops at an inline
 // command, whose arguments the parser may rewrite on the next Parse.
@@ -213,16 +215,14 @@ func (c *conn) prefetchWindow() int {
 	keys := c.aheadKeys[:0]
 	buf := c.rbuf[c.rpos:c.rend]
 	n := 0
-	for len(buf) > 0 && buf[0] == '*' && n < shard.PrefetchMax {
+	for len(buf) > 0 && buf[0] == '*' && n < shard.PrefetchMax && len(keys) < shard.PrefetchMax {
 		args, m, err := p.Parse(buf)
 		if err != nil || m == 0 {
 			break
 		}
 		buf = buf[m:]
 		n++
-		if len(args) >= 2 && c.w.srv.shardOf(args[1]) == c.w.id {
-			keys = append(keys, args[1])
-		}
+		keys = c.aheadKeysOf(args, keys)
 	}
 	if len(keys) > 1 {
 		c.w.ks.Prefetch(c.client.DB, keys)
@@ -231,6 +231,28 @@ func (c *conn) prefetchWindow() int {
 	clear(keys) // they point into rbuf
 	c.aheadKeys = keys[:0]
 	return n
+}
+
+// aheadKeysOf appends to keys those keys of the command args that live on
+// this shard, as many as fit in shard.PrefetchMax.
+func (c *conn) aheadKeysOf(args [][]byte, keys [][]byte) [][]byte {
+	if len(args) < 2 {
+		return keys
+	}
+	cmd := c.aheadCommand.lookup(args[0])
+	if cmd == nil || cmd.server != nil || cmd.spec.FirstKey <= 0 {
+		return keys
+	}
+	var posBuf [16]int
+	for _, i := range keyPositions(cmd.spec, len(args), posBuf[:0]) {
+		if len(keys) == shard.PrefetchMax {
+			break
+		}
+		if c.w.srv.shardOf(args[i]) == c.w.id {
+			keys = append(keys, args[i])
+		}
+	}
+	return keys
 }
 
 // maybeFlush sends what is ready when nothing waits for another shard or

@@ -41,11 +41,11 @@ func BenchmarkHotPath(b *testing.B) {
 			})
 		}
 	}
-	// GET and SET of random keys over a database of 1M keys, each batch
-	// 64 different keys: the keyspace's memory no longer fits the caches,
+	// GET, SET and MSET of random keys over a database of 1M keys, each
+	// batch 64 commands of different keys: the keyspace's memory no longer fits the caches,
 	// and reading ahead of the pipeline (prefetchWindow) matters.
 	const keyspace = 1_000_000
-	for _, cmd := range []string{"GET", "SET"} {
+	for _, cmd := range []string{"GET", "SET", "MSET"} {
 		for _, ahead := range []bool{false, true} {
 			b.Run(fmt.Sprintf("appendonly=no/%s-random-1M/readahead=%v", cmd, ahead), func(b *testing.B) {
 				old := readAhead
@@ -54,20 +54,23 @@ func BenchmarkHotPath(b *testing.B) {
 				rng := rand.New(rand.NewPCG(1, 2))
 				cmds := make([][]string, 1024*hotPathBatch)
 				for i := range cmds {
-					key := fmt.Sprintf("key:%012d", rng.IntN(keyspace))
-					cmds[i] = []string{cmd, key, value}[:2+btoi(cmd == "SET")]
+					key := func() string { return fmt.Sprintf("key:%012d", rng.IntN(keyspace)) }
+					switch cmd {
+					case "GET":
+						cmds[i] = []string{cmd, key()}
+					case "SET":
+						cmds[i] = []string{cmd, key(), value}
+					case "MSET": // of 10 keys
+						cmds[i] = []string{cmd}
+						for range 10 {
+							cmds[i] = append(cmds[i], key(), value)
+						}
+					}
 				}
 				benchHotPath(b, "no", cmds, keyspace)
 			})
 		}
 	}
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 const hotPathBatch = 64
