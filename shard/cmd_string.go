@@ -146,7 +146,7 @@ func (ks *Keyspace) setGeneric(c *Client, w ReplyWriter, name string, flags int,
 		return
 	}
 	keepTTL := flags&optKeepTTL != 0
-	sl = ks.setKey(d, h, sl, key, newStringValue(val), keepTTL || expire != nil)
+	sl = ks.setString(d, h, sl, key, val, keepTTL || expire != nil)
 	if expire != nil {
 		ks.setExpiry(d, h, sl, when)
 	}
@@ -198,7 +198,7 @@ func cmdGetSet(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		return
 	}
 	sl, h := ks.lookupWrite(c, key)
-	ks.setKey(ks.db(c), h, sl, key, newStringValue(val), false)
+	ks.setString(ks.db(c), h, sl, key, val, false)
 	ks.journal(c.DB, "SET", key, val)
 }
 
@@ -281,7 +281,7 @@ func (ks *Keyspace) msetGeneric(c *Client, args [][]byte, w ReplyWriter, name st
 	d := ks.db(c)
 	for j := 1; j < len(args); j += 2 {
 		sl, h := ks.lookupWrite(c, args[j])
-		ks.setKey(d, h, sl, args[j], newStringValue(args[j+1]), false)
+		ks.setString(d, h, sl, args[j], args[j+1], false)
 	}
 	ks.journal(c.DB, "MSET", args[1:]...)
 	if nx {

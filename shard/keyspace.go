@@ -212,6 +212,18 @@ func (ks *Keyspace) setKey(d *db, h uint64, sl *slot[entry], key []byte, v value
 	return sl
 }
 
+// setString is setKey for a string given as bytes (SET, MSET, GETSET): a
+// key that holds a string of the same allocation size keeps its memory,
+// overwritten in place (see overwriteString).
+func (ks *Keyspace) setString(d *db, h uint64, sl *slot[entry], key, b []byte, keepTTL bool) *slot[entry] {
+	if sl != nil {
+		if v, ok := overwriteString(sl.v.value, b); ok {
+			return ks.setKey(d, h, sl, key, v, keepTTL)
+		}
+	}
+	return ks.setKey(d, h, sl, key, newStringValue(b), keepTTL)
+}
+
 // addKey inserts key, which must be absent, reusing the string k when the
 // caller has one it may share (a key moving between databases), else
 // copying key. The new key has no heap location: whatever record the

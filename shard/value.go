@@ -34,8 +34,10 @@ func (k Kind) String() string {
 //
 //	p == &intMark       a string in Redis's "int" encoding: w is the integer.
 //	tag(w) == tagBytes  an immutable byte string: p is its first byte (nil
-//	                    when empty) and w's low 48 bits its length. Redis
-//	                    reports it as "embstr" up to 44 bytes, "raw" beyond.
+//	                    when empty) and w's low 48 bits its length; bit 48
+//	                    (ownedBit) says its key owns its memory, which SET
+//	                    may overwrite in place. Redis reports it as
+//	                    "embstr" up to 44 bytes, "raw" beyond.
 //	tag(w) == tagBuf    a mutable byte string ("raw") that APPEND and
 //	                    SETRANGE grow in place, amortized like an sds: p is a
 //	                    *[]byte.
@@ -52,8 +54,13 @@ type value struct {
 var intMark byte
 
 const (
-	tagShift  = 56
-	lenMask   = 1<<48 - 1
+	tagShift = 56
+	lenMask  = 1<<48 - 1
+	// ownedBit marks an immutable string whose bytes newStringValue
+	// allocated, a whole size class for the key alone: overwriteString
+	// may reuse that memory. Other immutable strings (a constant, a string
+	// another part of the program made) must be left alone.
+	ownedBit  = 1 << 48
 	tagBytes  = 0
 	tagBuf    = 1
 	tagObject = 16
@@ -91,12 +98,54 @@ func objectValue(k Kind, obj unsafe.Pointer) value {
 // stores a SET argument: a canonical decimal of at most 20 characters that
 // fits an int64 becomes an integer, anything else a byte string.
 func newStringValue(b []byte) value {
-	if len(b) <= 20 {
-		if n, ok := parseInt(b); ok {
-			return intValue(n)
-		}
+	if n, ok := intForm(b); ok {
+		return intValue(n)
 	}
-	return bytesValue(string(b))
+	if len(b) == 0 {
+		return value{}
+	}
+	// The allocation is asked for at its full size class, so that
+	// overwriteString may later use all of it whatever the allocator's own
+	// classes are.
+	a := make([]byte, allocSize(int64(len(b))))
+	copy(a, b)
+	return value{p: unsafe.Pointer(unsafe.SliceData(a)), w: uint64(len(b)) | ownedBit}
+}
+
+// intForm reports whether b is stored as an integer: a canonical decimal
+// of at most 20 characters that fits an int64.
+func intForm(b []byte) (int64, bool) {
+	if len(b) > 20 {
+		return 0, false
+	}
+	return parseInt(b)
+}
+
+// overwriteString stores b in the memory of old, an immutable string the
+// caller's key owns alone (made by newStringValue: ownedBit), when b needs
+// an allocation of the same size (newStringValue allocates whole size
+// classes, so b fits) and is not an integer. It returns the new value, or
+// false with old untouched.
+//
+// Overwriting a value with one of the same size is what SET mostly does;
+// done in place it allocates nothing, so a write-heavy workload leaves the
+// garbage collector nothing to collect, and the heap stays the size of the
+// data. It is safe because a string's bytes are referenced only by its
+// key's slot between commands: replies, WAL and journal records, heap
+// pages and COPY's copy take copies, and readers of the bytes within a
+// command (GET's reply for SET ... GET) are done before the write.
+func overwriteString(old value, b []byte) (value, bool) {
+	if old.isInt() || old.tag() != tagBytes || old.w&ownedBit == 0 || len(b) == 0 {
+		return value{}, false
+	}
+	if allocSize(int64(len(b))) != allocSize(int64(old.w&lenMask)) {
+		return value{}, false
+	}
+	if _, ok := intForm(b); ok {
+		return value{}, false
+	}
+	copy(unsafe.Slice((*byte)(old.p), len(b)), b)
+	return value{p: old.p, w: uint64(len(b)) | ownedBit}, true
 }
 
 func (v value) isInt() bool { return v.p == unsafe.Pointer(&intMark) }
