@@ -648,6 +648,18 @@ errs() { # ROW SERVER
 	printf '%s: %s failure(s), first: %s' "$2" "$n" "$(head -n1 "$f" | cut -c1-160)"
 }
 
+# moond_version: the commit the binary was built from, "-dirty" when files
+# other than BENCHMARKS.md (which this script rewrites) had changes.
+moond_version() {
+	local v
+	v=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null) || {
+		echo '(no git)'
+		return
+	}
+	git -C "$ROOT" diff --quiet HEAD -- . ':(exclude)BENCHMARKS.md' 2>/dev/null || v+="-dirty"
+	echo "$v"
+}
+
 report_section() {
 	local id s e m r p nproc model kernel gov rv joined pool_cols=0 pinned="Both servers" rotation="alternating" order_text="" loaded=""
 	local -a note
@@ -670,7 +682,7 @@ report_section() {
 	echo "Written by \`bench/redis_compare.sh\` on $STARTED_AT; do not edit by hand, rerun the script."
 	echo
 	echo "Machine: $nproc CPUs, ${model:-CPU model not exposed}, $kernel, $gov, redis-server ${rv#v=}," \
-		"moond $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '(no git)') with io backend $MOOND_BACKEND_USED, load generator redis-benchmark."
+		"moond $(moond_version) with io backend $MOOND_BACKEND_USED, load generator redis-benchmark."
 	echo "Load average when the run started: $LOAD_START; when it ended: $(cut -d' ' -f1-3 /proc/loadavg)." \
 		"Wall time: $((($(now_us) - T0) / 1000000)) s."
 	echo
