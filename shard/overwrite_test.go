@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -92,5 +93,82 @@ func TestSetOverwriteKeepsForms(t *testing.T) {
 	h.do("SET", "e", "")
 	if got := h.do("STRLEN", "e"); got != "(integer) 0" {
 		t.Errorf("STRLEN e = %s", got)
+	}
+}
+
+// TestStringCommandsAgainstAModel runs random string commands over a few
+// keys, with values of a few sizes so that SET often overwrites a value of
+// the same size class in place, and checks every key against a map after
+// each command. Values that two keys could share (COPY, RENAME, GETSET's
+// reply, SET ... GET) are where an in-place overwrite would show through.
+func TestStringCommandsAgainstAModel(t *testing.T) {
+	h := newHarness(t)
+	model := map[string]string{}
+	rng := rand.New(rand.NewPCG(11, 12))
+	keys := []string{"a", "b", "c", "d"}
+	value := func() string {
+		sizes := []int{1, 5, 17, 20, 21, 40, 48, 60, 64}
+		n := sizes[rng.IntN(len(sizes))]
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "xyz0123456789"[rng.IntN(13)]
+		}
+		return string(b)
+	}
+	q := func(s string) string { return fmt.Sprintf("%q", s) }
+	for step := range 20000 {
+		k, k2, v := keys[rng.IntN(len(keys))], keys[rng.IntN(len(keys))], value()
+		old, had := model[k]
+		switch rng.IntN(9) {
+		case 0:
+			h.do("SET", k, v)
+			model[k] = v
+		case 1:
+			want := "(nil)"
+			if had {
+				want = q(old)
+			}
+			if got := h.do("SET", k, v, "GET"); got != want {
+				t.Fatalf("step %d: SET %s GET = %s, want %s", step, k, got, want)
+			}
+			model[k] = v
+		case 2:
+			h.do("MSET", k, v, k2, v+"!")
+			model[k], model[k2] = v, v+"!"
+		case 3:
+			h.do("GETSET", k, v)
+			model[k] = v
+		case 4:
+			h.do("APPEND", k, v)
+			model[k] = old + v
+		case 5:
+			if k != k2 && had {
+				h.do("COPY", k, k2, "REPLACE")
+				model[k2] = old
+			}
+		case 6:
+			if k != k2 && had {
+				h.do("RENAME", k, k2)
+				model[k2] = old
+				delete(model, k)
+			}
+		case 7:
+			h.do("DEL", k)
+			delete(model, k)
+		case 8:
+			if had && len(old) > 2 {
+				h.do("SETRANGE", k, "1", "QQ")
+				model[k] = old[:1] + "QQ" + old[3:]
+			}
+		}
+		for _, key := range keys {
+			want := "(nil)"
+			if s, ok := model[key]; ok {
+				want = q(s)
+			}
+			if got := h.do("GET", key); got != want {
+				t.Fatalf("step %d: GET %s = %s, want %s", step, key, got, want)
+			}
+		}
 	}
 }
