@@ -31,23 +31,18 @@ import (
 	"time"
 )
 
-func BenchmarkEcho(b *testing.B) {
-	for _, conns := range []int{1, 50} {
-		for _, kind := range testKinds {
-			b.Run(fmt.Sprintf("conns=%d/%s", conns, kind), func(b *testing.B) {
-				skipUnavailable(b, kind)
-				benchEcho(b, kind, conns, false)
-			})
-		}
-	}
-}
+func BenchmarkEcho(b *testing.B) { benchEchoAll(b, false) }
 
-func BenchmarkEchoRecvMulti(b *testing.B) {
+// BenchmarkEchoRecvMulti is BenchmarkEcho with the server receiving through
+// RecvMulti instead of one Recv after another.
+func BenchmarkEchoRecvMulti(b *testing.B) { benchEchoAll(b, true) }
+
+func benchEchoAll(b *testing.B, multi bool) {
 	for _, conns := range []int{1, 50} {
 		for _, kind := range testKinds {
 			b.Run(fmt.Sprintf("conns=%d/%s", conns, kind), func(b *testing.B) {
 				skipUnavailable(b, kind)
-				benchEcho(b, kind, conns, true)
+				benchEcho(b, kind, conns, multi)
 			})
 		}
 	}

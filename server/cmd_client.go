@@ -113,7 +113,7 @@ func (c *conn) describe(now time.Time) string {
 		"redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.addr, c.laddr, c.fd, c.name, int64(now.Sub(c.created)/time.Second), int64(now.Sub(c.lastActive)/time.Second),
 		flags, c.client.DB, qbuf, len(c.rbuf)-c.rend, len(c.rbuf), qbuf, len(c.rbuf)+cap(c.out.Buf)+cap(c.sending),
-		cmdOrNull(c.lastCmd), c.out.Proto, c.libName, c.libVer)
+		cmdOrNull(c.lastCommand.name()), c.out.Proto, c.libName, c.libVer)
 }
 
 func cmdOrNull(s string) string {

@@ -46,7 +46,7 @@ func allSpecs() []*shard.CommandSpec {
 	}
 	out := make([]*shard.CommandSpec, 0, len(byName))
 	for _, s := range byName {
-		if cmd := commands[s.Name]; cmd != nil && (cmd.server != nil || cmd.spec != nil) {
+		if commands[s.Name] != nil {
 			out = append(out, s)
 		}
 	}

@@ -68,6 +68,14 @@ type lastCommand struct {
 	cmd *command
 }
 
+// name is the last command's name, or "" before the first known command.
+func (l *lastCommand) name() string {
+	if l.cmd == nil {
+		return ""
+	}
+	return l.cmd.name
+}
+
 func (l *lastCommand) lookup(name []byte) *command {
 	if l.cmd != nil && len(name) == l.n && string(name) == string(l.raw[:l.n]) {
 		return l.cmd

@@ -38,8 +38,7 @@ type conn struct {
 	addr, laddr string
 	created     time.Time
 	lastActive  time.Time
-	lastCmd     string
-	lastCommand lastCommand // what the last command name resolved to
+	lastCommand lastCommand // what the last command name resolved to (CLIENT LIST's cmd)
 
 	rbuf       []byte // rbuf[rpos:rend] is received and not yet parsed
 	rpos, rend int

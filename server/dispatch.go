@@ -40,7 +40,6 @@ func (c *conn) dispatch(args [][]byte) {
 		c.errorReply(shard.UnknownCommandError(args))
 		return
 	}
-	c.lastCmd = cmd.name
 	st := &c.w.stats.cmdCalls[cmd.id]
 	if sc := cmd.server; sc != nil {
 		if !arityOK(sc.arity, len(args)) {

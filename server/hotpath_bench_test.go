@@ -49,8 +49,9 @@ func BenchmarkHotPath(b *testing.B) {
 		for _, ahead := range []bool{false, true} {
 			b.Run(fmt.Sprintf("appendonly=no/%s-random-1M/readahead=%v", cmd, ahead), func(b *testing.B) {
 				old := readAhead
-				readAhead = ahead
-				defer func() { readAhead = old }()
+				readAhead = ahead // before the server's loop starts
+				// Registered before the server's Stop, so it runs after it.
+				b.Cleanup(func() { readAhead = old })
 				rng := rand.New(rand.NewPCG(1, 2))
 				cmds := make([][]string, 1024*hotPathBatch)
 				for i := range cmds {

@@ -62,4 +62,5 @@ func (ks *Keyspace) Prefetch(db int, keys [][]byte) {
 		}
 	}
 	ks.pfSink += sink
+	clear(pf) // keep no slot array alive past this call
 }
