@@ -1,7 +1,7 @@
 package bench
 
 // The hot path without the network: the bytes a client sends are parsed
-// (resp.Parser), the command is looked up and dispatched (shard.Lookup, then
+// (resp.Parser), the command is looked up and dispatched (keyspace.Lookup, then
 // Keyspace.Exec, which runs it) and its reply is encoded (resp.Writer), as a
 // connection does for each command it reads, minus the socket and the
 // routing between shards.
@@ -25,7 +25,7 @@ import (
 	"testing"
 
 	"github.com/moond-db/moond/resp"
-	"github.com/moond-db/moond/shard"
+	"github.com/moond-db/moond/keyspace"
 )
 
 const (
@@ -43,10 +43,10 @@ func key(prefix string, n int) []byte {
 }
 
 // loadKeyspace returns a keyspace with n keys key:%012d holding 64 bytes.
-func loadKeyspace(tb testing.TB, n int) *shard.Keyspace {
-	ks := shard.NewKeyspace(16, nil)
+func loadKeyspace(tb testing.TB, n int) *keyspace.Keyspace {
+	ks := keyspace.NewKeyspace(16, nil)
 	w := resp.Writer{Proto: 2}
-	c := &shard.Client{}
+	c := &keyspace.Client{}
 	args := [][]byte{[]byte("SET"), nil, value}
 	for i := range n {
 		args[1] = key("key", i)
@@ -65,13 +65,13 @@ var journaled int
 
 var (
 	sharedOnce sync.Once
-	shared     *shard.Keyspace
+	shared     *keyspace.Keyspace
 )
 
 // sharedKeyspace is loaded once per test binary: loading a million keys
 // takes about a second. The SET and MSET benchmarks overwrite its values
 // with values of the same size, INCR adds its counter keys.
-func sharedKeyspace(b *testing.B) *shard.Keyspace {
+func sharedKeyspace(b *testing.B) *keyspace.Keyspace {
 	sharedOnce.Do(func() { shared = loadKeyspace(b, benchKeys) })
 	return shared
 }
@@ -138,11 +138,11 @@ func ring(cmd command, n, keys int) []byte {
 type conn struct {
 	p  resp.Parser
 	w  resp.Writer
-	c  shard.Client
-	ks *shard.Keyspace
+	c  keyspace.Client
+	ks *keyspace.Keyspace
 }
 
-func newConn(ks *shard.Keyspace) *conn {
+func newConn(ks *keyspace.Keyspace) *conn {
 	return &conn{w: resp.Writer{Proto: 2, Buf: make([]byte, 0, 64<<10)}, ks: ks}
 }
 
@@ -156,7 +156,7 @@ func (cn *conn) step(buf []byte) (int, error) {
 	if n == 0 || len(args) == 0 {
 		return 0, fmt.Errorf("incomplete request at %q", buf[:min(len(buf), 40)])
 	}
-	if shard.Lookup(args[0]) == nil {
+	if keyspace.Lookup(args[0]) == nil {
 		return 0, fmt.Errorf("unknown command %q", args[0])
 	}
 	cn.ks.Exec(&cn.c, args, &cn.w)
@@ -243,7 +243,7 @@ func BenchmarkStage(b *testing.B) {
 		name := []byte("GET")
 		b.ReportAllocs()
 		for b.Loop() {
-			if shard.Lookup(name) == nil {
+			if keyspace.Lookup(name) == nil {
 				b.Fatal("no GET")
 			}
 		}
@@ -257,7 +257,7 @@ func BenchmarkStage(b *testing.B) {
 				reqs[i] = cmd(r, benchKeys)
 			}
 			w := resp.Writer{Proto: 2, Buf: make([]byte, 0, 4096)}
-			c := &shard.Client{}
+			c := &keyspace.Client{}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {

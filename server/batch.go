@@ -6,7 +6,7 @@ import (
 
 	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/runtime"
-	"github.com/moond-db/moond/shard"
+	"github.com/moond-db/moond/keyspace"
 )
 
 // remoteFn runs on the target shard's loop and writes one reply.
@@ -61,7 +61,7 @@ func (w *worker) postBatches() {
 func (w *worker) runBatch(b *batch) {
 	out := resp.Writer{}
 	b.ends = make([]int, len(b.items))
-	var cl shard.Client
+	var cl keyspace.Client
 	var maxLSN uint64
 	for i := range b.items {
 		it := &b.items[i]

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/moond-db/moond/resp"
-	"github.com/moond-db/moond/shard"
+	"github.com/moond-db/moond/keyspace"
 )
 
 func init() {
@@ -13,8 +13,8 @@ func init() {
 }
 
 // serverSpecs describe the commands the server runs itself, as Redis 7.0's
-// COMMAND reports them; data commands come from shard.Specs.
-var serverSpecs = []*shard.CommandSpec{
+// COMMAND reports them; data commands come from keyspace.Specs.
+var serverSpecs = []*keyspace.CommandSpec{
 	{Name: "ping", Arity: -1, Flags: []string{"fast"}, ACLCategories: []string{"@fast", "@connection"}},
 	{Name: "echo", Arity: 2, Flags: []string{"fast"}, ACLCategories: []string{"@fast", "@connection"}},
 	{Name: "select", Arity: 2, Flags: []string{"loading", "stale", "fast"}, ACLCategories: []string{"@fast", "@connection"}},
@@ -36,15 +36,15 @@ var serverSpecs = []*shard.CommandSpec{
 }
 
 // allSpecs is every command moond answers, sorted by name.
-func allSpecs() []*shard.CommandSpec {
-	byName := map[string]*shard.CommandSpec{}
+func allSpecs() []*keyspace.CommandSpec {
+	byName := map[string]*keyspace.CommandSpec{}
 	for _, s := range serverSpecs {
 		byName[s.Name] = s
 	}
-	for _, s := range shard.Specs() {
+	for _, s := range keyspace.Specs() {
 		byName[s.Name] = s
 	}
-	out := make([]*shard.CommandSpec, 0, len(byName))
+	out := make([]*keyspace.CommandSpec, 0, len(byName))
 	for _, s := range byName {
 		if commands[s.Name] != nil {
 			out = append(out, s)
@@ -54,7 +54,7 @@ func allSpecs() []*shard.CommandSpec {
 	return out
 }
 
-func findSpec(name string) *shard.CommandSpec {
+func findSpec(name string) *keyspace.CommandSpec {
 	name = strings.ToLower(name)
 	for _, s := range allSpecs() {
 		if s.Name == name {
@@ -88,7 +88,7 @@ func cmdCommand(c *conn, args [][]byte) {
 			}
 		})
 	case sub == "info":
-		var specs []*shard.CommandSpec
+		var specs []*keyspace.CommandSpec
 		if len(args) == 2 {
 			specs = allSpecs()
 		} else {
@@ -107,7 +107,7 @@ func cmdCommand(c *conn, args [][]byte) {
 			}
 		})
 	case sub == "docs":
-		var specs []*shard.CommandSpec
+		var specs []*keyspace.CommandSpec
 		if len(args) == 2 {
 			specs = allSpecs()
 		} else {
@@ -151,7 +151,7 @@ func cmdCommand(c *conn, args [][]byte) {
 // writeCommandInfo writes one entry of COMMAND / COMMAND INFO in Redis 7's
 // shape: name, arity, flags, first key, last key, step, ACL categories,
 // tips, key specs, subcommands.
-func writeCommandInfo(w *resp.Writer, s *shard.CommandSpec) {
+func writeCommandInfo(w *resp.Writer, s *keyspace.CommandSpec) {
 	w.ArrayHeader(10)
 	w.BulkString(s.Name)
 	w.Int(int64(s.Arity))
@@ -171,7 +171,7 @@ func writeCommandInfo(w *resp.Writer, s *shard.CommandSpec) {
 	w.ArrayHeader(0)
 }
 
-func commandGroup(s *shard.CommandSpec) string {
+func commandGroup(s *keyspace.CommandSpec) string {
 	for _, a := range s.ACLCategories {
 		switch a {
 		case "@string":
@@ -186,7 +186,7 @@ func commandGroup(s *shard.CommandSpec) string {
 }
 
 func commandGetKeys(c *conn, cmd [][]byte) {
-	spec := shard.Lookup(cmd[0])
+	spec := keyspace.Lookup(cmd[0])
 	if spec == nil {
 		c.errorReply("ERR Invalid command specified")
 		return

@@ -1,6 +1,6 @@
 package server
 
-import "github.com/moond-db/moond/shard"
+import "github.com/moond-db/moond/keyspace"
 
 // command is one entry of the dispatch index: the server command or the
 // shard's data command a name runs (a server command wins where both
@@ -8,7 +8,7 @@ import "github.com/moond-db/moond/shard"
 type command struct {
 	name   string
 	server *serverCmd
-	spec   *shard.CommandSpec
+	spec   *keyspace.CommandSpec
 	id     int
 }
 
@@ -38,7 +38,7 @@ func commandEntry(name string) *command {
 }
 
 func init() {
-	for _, s := range shard.Specs() {
+	for _, s := range keyspace.Specs() {
 		commandEntry(s.Name).spec = s
 	}
 }

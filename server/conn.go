@@ -6,7 +6,7 @@ import (
 
 	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/runtime"
-	"github.com/moond-db/moond/shard"
+	"github.com/moond-db/moond/keyspace"
 )
 
 // Initial and steady-state sizes of a connection's input buffer. The buffer
@@ -48,7 +48,7 @@ type conn struct {
 	sending []byte      // the buffer of the send in flight
 	queue   replyQueue  // replies behind one that waits for another shard
 
-	client          shard.Client // selected DB and flags the keyspace needs
+	client          keyspace.Client // selected DB and flags the keyspace needs
 	name            string
 	libName, libVer string
 	authed          bool
@@ -198,15 +198,15 @@ func (c *conn) runInput() {
 var readAhead = true
 
 // prefetchWindow reads ahead of a pipeline: it parses up to
-// shard.PrefetchMax whole commands at rbuf[rpos:] with a parser of its own
+// keyspace.PrefetchMax whole commands at rbuf[rpos:] with a parser of its own
 // (the connection's parser is left alone) and has the keyspace read the
 // memory their keys (those on this shard) will need, all at once
-// (see shard.Keyspace.Prefetch). It returns how many commands it looked
+// (see keyspace.Keyspace.Prefetch). It returns how many commands it looked
 // at, for the caller to run before it looks again; it stops at an inline
 // command, whose arguments the parser may rewrite on the next Parse.
 func (c *conn) prefetchWindow() int {
 	if !readAhead || !c.w.ks.WantsPrefetch(c.client.DB) {
-		return shard.PrefetchMax // look again after as many commands
+		return keyspace.PrefetchMax // look again after as many commands
 	}
 	p := &c.ahead
 	p.Limits = c.parser.Limits
@@ -214,7 +214,7 @@ func (c *conn) prefetchWindow() int {
 	keys := c.aheadKeys[:0]
 	buf := c.rbuf[c.rpos:c.rend]
 	n := 0
-	for len(buf) > 0 && buf[0] == '*' && n < shard.PrefetchMax && len(keys) < shard.PrefetchMax {
+	for len(buf) > 0 && buf[0] == '*' && n < keyspace.PrefetchMax && len(keys) < keyspace.PrefetchMax {
 		args, m, err := p.Parse(buf)
 		if err != nil || m == 0 {
 			break
@@ -233,7 +233,7 @@ func (c *conn) prefetchWindow() int {
 }
 
 // aheadKeysOf appends to keys those keys of the command args that live on
-// this shard, as many as fit in shard.PrefetchMax.
+// this shard, as many as fit in keyspace.PrefetchMax.
 func (c *conn) aheadKeysOf(args [][]byte, keys [][]byte) [][]byte {
 	if len(args) < 2 {
 		return keys
@@ -244,7 +244,7 @@ func (c *conn) aheadKeysOf(args [][]byte, keys [][]byte) [][]byte {
 	}
 	var posBuf [16]int
 	for _, i := range keyPositions(cmd.spec, len(args), posBuf[:0]) {
-		if len(keys) == shard.PrefetchMax {
+		if len(keys) == keyspace.PrefetchMax {
 			break
 		}
 		if c.w.srv.shardOf(args[i]) == c.w.id {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/moond-db/moond/resp"
-	"github.com/moond-db/moond/shard"
+	"github.com/moond-db/moond/keyspace"
 )
 
 // serverCmd is a command the server runs itself: connection state, server
@@ -37,7 +37,7 @@ func (c *conn) dispatch(args [][]byte) {
 	c.w.stats.commands++
 	cmd := c.lastCommand.lookup(args[0])
 	if cmd == nil {
-		c.errorReply(shard.UnknownCommandError(args))
+		c.errorReply(keyspace.UnknownCommandError(args))
 		return
 	}
 	st := &c.w.stats.cmdCalls[cmd.id]
@@ -78,7 +78,7 @@ func (c *conn) errorReply(msg string) {
 }
 
 // keyPositions lists the argument indexes that hold keys.
-func keyPositions(spec *shard.CommandSpec, n int, dst []int) []int {
+func keyPositions(spec *keyspace.CommandSpec, n int, dst []int) []int {
 	if spec.FirstKey <= 0 {
 		return dst
 	}
@@ -106,7 +106,7 @@ func (s *Server) shardOf(key []byte) int {
 // routeData runs a data command where its keys live: inline when that is
 // this shard, as a batch item for another shard, split per shard for
 // multi-key commands, or refused with CROSSSLOT.
-func (c *conn) routeData(spec *shard.CommandSpec, args [][]byte) {
+func (c *conn) routeData(spec *keyspace.CommandSpec, args [][]byte) {
 	var posBuf [16]int // MSET of 10 keys fits
 	pos := keyPositions(spec, len(args), posBuf[:0])
 	if len(pos) == 0 {
@@ -137,10 +137,10 @@ func (c *conn) routeData(spec *shard.CommandSpec, args [][]byte) {
 }
 
 // execLocal runs a data command on this shard and writes its reply in order.
-func (c *conn) execLocal(args [][]byte) { c.execLocalSpec(shard.Lookup(args[0]), args) }
+func (c *conn) execLocal(args [][]byte) { c.execLocalSpec(keyspace.Lookup(args[0]), args) }
 
 // execLocalSpec is execLocal for a command already looked up.
-func (c *conn) execLocalSpec(spec *shard.CommandSpec, args [][]byte) {
+func (c *conn) execLocalSpec(spec *keyspace.CommandSpec, args [][]byte) {
 	if c.queue.empty() {
 		start := len(c.out.Buf)
 		c.noteWrite(c.w.execSpec(&c.client, spec, args, &c.out))
@@ -155,9 +155,9 @@ func (c *conn) execLocalSpec(spec *shard.CommandSpec, args [][]byte) {
 // execPart runs a data command (or this shard's part of one) here and
 // returns its reply as a copy, for a reply that cannot go straight into
 // the output because others are queued before it.
-func (c *conn) execPart(args [][]byte) []byte { return c.execPartSpec(shard.Lookup(args[0]), args) }
+func (c *conn) execPart(args [][]byte) []byte { return c.execPartSpec(keyspace.Lookup(args[0]), args) }
 
-func (c *conn) execPartSpec(spec *shard.CommandSpec, args [][]byte) []byte {
+func (c *conn) execPartSpec(spec *keyspace.CommandSpec, args [][]byte) []byte {
 	w := &c.w.scratch
 	w.Reset()
 	w.Proto = c.out.Proto

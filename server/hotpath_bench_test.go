@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/moond-db/moond/resp"
-	"github.com/moond-db/moond/shard"
+	"github.com/moond-db/moond/keyspace"
 )
 
 // BenchmarkHotPath measures one command through the server without the
@@ -138,7 +138,7 @@ func benchHotPath(b *testing.B, appendonly string, cmds [][]string, keys int) {
 		call(func() {
 			var out resp.Writer
 			for end := min(keys, i+10000); i < end; i++ {
-				w.ks.Exec(&shard.Client{}, [][]byte{[]byte("SET"), fmt.Appendf(nil, "key:%012d", i), value}, &out)
+				w.ks.Exec(&keyspace.Client{}, [][]byte{[]byte("SET"), fmt.Appendf(nil, "key:%012d", i), value}, &out)
 				out.Reset()
 			}
 		})

@@ -14,7 +14,7 @@ import (
 	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/runtime"
 	"github.com/moond-db/moond/server/config"
-	"github.com/moond-db/moond/shard"
+	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/uring"
 )
 
@@ -254,13 +254,13 @@ func (s *Server) Stop() {
 }
 
 // newKeyspace builds a shard's keyspace from the configuration.
-func (s *Server) newKeyspace(w *worker) *shard.Keyspace {
+func (s *Server) newKeyspace(w *worker) *keyspace.Keyspace {
 	s.cfgMu.RLock()
 	defer s.cfgMu.RUnlock()
 	// The keyspace reads the time of the loop's iteration: one clock read
 	// per iteration rather than per command, as Redis caches its time per
 	// event-loop turn.
-	ks := shard.NewKeyspace(s.cfg.Databases, func() int64 { return w.loop.Now().UnixMilli() })
+	ks := keyspace.NewKeyspace(s.cfg.Databases, func() int64 { return w.loop.Now().UnixMilli() })
 	ks.MaxBulkLen = s.cfg.ProtoMaxBulkLen
 	return ks
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/moond-db/moond/persistence/wal"
 	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/runtime"
-	"github.com/moond-db/moond/shard"
+	"github.com/moond-db/moond/keyspace"
 )
 
 // worker is one shard of the server: its loop, its keyspace, its listeners
@@ -19,7 +19,7 @@ type worker struct {
 	id   int
 	loop *runtime.Loop
 	be   runtime.Backend
-	ks   *shard.Keyspace
+	ks   *keyspace.Keyspace
 
 	listeners   []runtime.FD
 	listenAddrs []net.Addr
@@ -205,12 +205,12 @@ func (w *worker) journal(db int, args [][]byte) {
 // LSN of the last WAL record it produced (0 for none). While the WAL cannot
 // take records, write commands are refused with MISCONF, as Redis refuses
 // them when its AOF cannot be written.
-func (w *worker) execData(cl *shard.Client, args [][]byte, out *resp.Writer) uint64 {
-	return w.execSpec(cl, shard.Lookup(args[0]), args, out)
+func (w *worker) execData(cl *keyspace.Client, args [][]byte, out *resp.Writer) uint64 {
+	return w.execSpec(cl, keyspace.Lookup(args[0]), args, out)
 }
 
 // execSpec is execData for a command already looked up (spec may be nil).
-func (w *worker) execSpec(cl *shard.Client, spec *shard.CommandSpec, args [][]byte, out *resp.Writer) uint64 {
+func (w *worker) execSpec(cl *keyspace.Client, spec *keyspace.CommandSpec, args [][]byte, out *resp.Writer) uint64 {
 	if w.walBlocked && isWriteCommand(spec) {
 		out.Error(w.misconf())
 		return 0
@@ -221,7 +221,7 @@ func (w *worker) execSpec(cl *shard.Client, spec *shard.CommandSpec, args [][]by
 }
 
 // isWriteCommand reports whether the command may change data.
-func isWriteCommand(spec *shard.CommandSpec) bool {
+func isWriteCommand(spec *keyspace.CommandSpec) bool {
 	if spec == nil {
 		return false
 	}

@@ -71,7 +71,7 @@
 //	offset size field
 //	     0    1 flags: bit 0 set when key‖value continues in an overflow
 //	            chain; bits 1..7 zero
-//	     1    1 value type (moond's shard.Kind; opaque here)
+//	     1    1 value type (moond's keyspace.Kind; opaque here)
 //	     2    2 reserved, zero
 //	     4    4 key length K (at most 512 MiB)
 //	     8    8 value length V (the encoded value; at most 2^40)

@@ -32,7 +32,7 @@ const (
 // RecordHead is everything a record says about itself except its bytes:
 // what the keyspace index needs at boot.
 type RecordHead struct {
-	// Kind is the value's type (moond's shard.Kind; opaque to the heap).
+	// Kind is the value's type (moond's keyspace.Kind; opaque to the heap).
 	Kind uint8
 	// Expiry is the absolute expiry time in unix milliseconds, 0 for none.
 	Expiry int64

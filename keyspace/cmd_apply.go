@@ -1,0 +1,95 @@
+package keyspace
+
+// MOOND.APPLY, the journal-only command of RENAME, COPY and MOVE (see the
+// grammar in journal.go). It is not in the command table: Exec runs it
+// only while Loading, and to a client it is an unknown command.
+
+// applyName is the command's name as records carry it; applyLower as
+// equalFold matches it.
+const (
+	applyName  = "MOOND.APPLY"
+	applyLower = "moond.apply"
+)
+
+// applyOp is one parsed op: DEL (put false) or PUT.
+type applyOp struct {
+	put    bool
+	db     int
+	key    []byte
+	v      value
+	expiry int64
+}
+
+// parseApply checks MOOND.APPLY's ops and returns them (the values are
+// copies, the keys alias args), or the error reply.
+func (ks *Keyspace) parseApply(args [][]byte) ([]applyOp, string) {
+	if len(args) < 2 {
+		return nil, errArity(applyLower)
+	}
+	ops := ks.applyOps[:0]
+	for i := 1; i < len(args); {
+		var op applyOp
+		switch {
+		case equalFold(args[i], "del") && i+2 < len(args):
+			op.key = args[i+2]
+		case equalFold(args[i], "put") && i+5 < len(args):
+			op.put, op.key = true, args[i+2]
+			kind, ok := parseInt(args[i+3])
+			if !ok || kind < 0 || kind > 255 {
+				return nil, "ERR invalid value kind '" + cString(args[i+3], 32) + "'"
+			}
+			v, err := decodeValue(Kind(kind), args[i+4])
+			if err != nil {
+				return nil, noNewlines("ERR " + err.Error())
+			}
+			op.v = v
+			if op.expiry, ok = parseInt(args[i+5]); !ok || op.expiry < 0 {
+				return nil, errInvalidExpire(applyLower)
+			}
+		default:
+			return nil, errSyntax
+		}
+		db, msg := ks.SelectIndex(args[i+1])
+		if msg != "" {
+			return nil, msg
+		}
+		op.db = db
+		ops = append(ops, op)
+		if op.put {
+			i += 6
+		} else {
+			i += 3
+		}
+	}
+	ks.applyOps = ops
+	return ops, ""
+}
+
+// execApply runs MOOND.APPLY. With lsn > 0 it is Replay's: an op applies
+// to its key only when the key passes the per-key LSN rule (replayPasses).
+func (ks *Keyspace) execApply(args [][]byte, w ReplyWriter, lsn uint64) {
+	ops, msg := ks.parseApply(args)
+	if msg != "" {
+		w.Error(msg)
+		return
+	}
+	for _, op := range ops {
+		if lsn > 0 && !ks.replayPasses(lsn, op.db, op.key) {
+			continue
+		}
+		d := ks.dbs[op.db]
+		sl, h := ks.lookup(op.db, op.key)
+		if !op.put {
+			if sl != nil {
+				ks.deleteKey(d, h, op.key)
+			}
+			continue
+		}
+		sl = ks.setKey(d, h, sl, op.key, op.v, false)
+		if op.expiry != 0 {
+			ks.setExpiry(d, h, sl, op.expiry)
+		}
+	}
+	clear(ops)
+	replyOK(w)
+}

@@ -1,0 +1,490 @@
+package keyspace
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"math/rand/v2"
+	"unsafe"
+)
+
+// dict is the hash table of one database: byte-string keys to values of
+// type V. It is built for what a Redis keyspace needs and a Go map cannot
+// give:
+//
+//   - Updates in place: overwriting a value never copies the key again, and
+//     the stored key can be read back (the expires table shares its bytes).
+//   - A SCAN cursor that returns every key present for the whole scan at
+//     least once, however the table grows or shrinks between calls.
+//   - Cheap random picks (RANDOMKEY) and incremental walks (active expiry).
+//   - Growth and shrinkage in small steps, never a pause to rehash it all.
+//
+// The table is linear hashing over small open-addressed segments. With
+// base = 1<<level, segs holds base+split segments; a key whose hash is h
+// lives in segment h&(base-1), or h&(2*base-1) when that is below split
+// (segments below split have already been split in two at this level).
+// When the average segment holds more than splitLoad keys, segment split is
+// split into itself and split+base by hash bit level; when it holds fewer
+// than mergeLoad, the last split is undone. Each step touches one segment.
+//
+// Within a segment, keys sit in a slice of slots with linear probing from a
+// home slot chosen by the hash's high half; a deleted key leaves a tombstone
+// that probes step over and rebuilds clear. A segment is rebuilt (resized,
+// tombstones dropped) when live keys and tombstones would fill more than
+// three quarters of it.
+type dict[V any] struct {
+	segs    []segment[V]
+	level   uint
+	split   int
+	count   int
+	slotMem int64 // bytes of all segments' slot arrays, for memory accounting
+	seed    maphash.Seed
+	hashes  []uint64 // scratch for splits and merges
+
+	// spare holds slot arrays that rebuilds, splits and merges let go of,
+	// cleared, by length, for the next segment built with that many slots
+	// (slotsFor makes lengths few: size classes). A growing table thus
+	// reuses the arrays it outgrew instead of leaving them to the garbage
+	// collector: loading a million keys allocated about 290 bytes of slot
+	// arrays per key without it. spareMem is their memory, bounded by
+	// spareLimit.
+	spare    map[int][][]slot[V]
+	spareMem int64
+
+	// muts counts the changes that may move or free slots: inserts,
+	// removes, rebuilds, splits and merges. A slot pointer from find is
+	// valid while muts is what it was when find returned it. The owner
+	// keeps it growing when it replaces the dict (see dropDB).
+	muts uint64
+}
+
+type segment[V any] struct {
+	slots []slot[V]
+	used  int32 // live keys
+	dead  int32 // tombstones
+}
+
+// slot is one key and its value. kp is nil in a free slot; kw is then 0 if
+// the slot was never used or kwTomb if it held a key that was deleted.
+type slot[V any] struct {
+	kp unsafe.Pointer // the key's bytes
+	kw uint64         // key length | hash tag | the owner's bits (TTL flag, LRU clock)
+	v  V
+}
+
+// Layout of a slot's kw.
+const (
+	kwLenMask  = 1<<32 - 1
+	kwTagShift = 32
+	kwTagMask  = 0x7f << kwTagShift
+	kwTTL      = 1 << 39 // the key has an entry in its database's expires table
+	kwLRUShift = 40
+	kwLRUMask  = (1<<24 - 1) << kwLRUShift
+	kwTomb     = 1
+)
+
+// Tuning: average keys per segment that trigger a split or a merge, and the
+// occupancy (live plus tombstones) that triggers a segment rebuild.
+const (
+	splitLoad    = 16
+	mergeLoad    = 4
+	minSegSlots  = 4
+	maxFillNum   = 3
+	maxFillDenom = 4
+)
+
+// emptyKey gives the empty key a non-nil address: a nil kp means a free slot.
+var emptyKey byte
+
+func (s *slot[V]) key() string {
+	return unsafe.String((*byte)(s.kp), int(s.kw&kwLenMask))
+}
+
+func (s *slot[V]) keyBytes() []byte {
+	return unsafe.Slice((*byte)(s.kp), int(s.kw&kwLenMask))
+}
+
+func newDict[V any](seed maphash.Seed) dict[V] {
+	return dict[V]{segs: make([]segment[V], 1), seed: seed}
+}
+
+func (d *dict[V]) hash(key []byte) uint64 { return maphash.Bytes(d.seed, key) }
+
+func (d *dict[V]) hashString(key string) uint64 { return maphash.String(d.seed, key) }
+
+// tagBits is the part of a hash kept in kw to skip most non-matching slots
+// without touching their keys. It avoids the low bits that pick segments and
+// the high half that picks home slots.
+func tagBits(h uint64) uint64 { return (h >> 25 & 0x7f) << kwTagShift }
+
+// home is the first slot a key with hash h probes in a segment of n slots.
+func home(h uint64, n int) int {
+	return int(uint64(uint32(h>>32)) * uint64(n) >> 32)
+}
+
+func (d *dict[V]) segIndex(h uint64) int {
+	base := uint64(1) << d.level
+	i := h & (base - 1)
+	if i < uint64(d.split) {
+		i = h & (2*base - 1)
+	}
+	return int(i)
+}
+
+// lookup returns the segment that holds or would hold key and, if the key
+// is there, its slot index (else -1).
+func (d *dict[V]) lookup(h uint64, key []byte) (*segment[V], int) {
+	s := &d.segs[d.segIndex(h)]
+	n := len(s.slots)
+	if n == 0 {
+		return s, -1
+	}
+	want := uint64(len(key)) | tagBits(h)
+	i := home(h, n)
+	for range n {
+		sl := &s.slots[i]
+		if sl.kp == nil {
+			if sl.kw == 0 {
+				return s, -1
+			}
+		} else if sl.kw&(kwLenMask|kwTagMask) == want && sl.key() == string(key) {
+			return s, i
+		}
+		if i++; i == n {
+			i = 0
+		}
+	}
+	return s, -1
+}
+
+// find returns key's slot, or nil. The pointer is valid until the next
+// insert or remove on this dict (while muts is unchanged).
+func (d *dict[V]) find(h uint64, key []byte) *slot[V] {
+	s, i := d.lookup(h, key)
+	if i < 0 {
+		return nil
+	}
+	return &s.slots[i]
+}
+
+// insert adds key, which the dict must not hold, with value v and the
+// owner's kw bits extra, and returns its slot (valid until the next insert
+// or remove). The dict keeps key: its bytes must never change.
+func (d *dict[V]) insert(h uint64, key string, v V, extra uint64) *slot[V] {
+	if len(key) > kwLenMask {
+		panic("keyspace: key longer than 4 GiB")
+	}
+	d.count++
+	d.muts++
+	if d.count > splitLoad*len(d.segs) {
+		d.splitOne()
+	}
+	s := &d.segs[d.segIndex(h)]
+	if int(s.used+s.dead+1)*maxFillDenom > len(s.slots)*maxFillNum {
+		d.rebuild(s, int(s.used)+1)
+	}
+	n := len(s.slots)
+	i := home(h, n)
+	for s.slots[i].kp != nil {
+		if i++; i == n {
+			i = 0
+		}
+	}
+	sl := &s.slots[i]
+	if sl.kw == kwTomb {
+		s.dead--
+	}
+	kp := unsafe.Pointer(unsafe.StringData(key))
+	if len(key) == 0 {
+		kp = unsafe.Pointer(&emptyKey)
+	}
+	sl.kp, sl.kw, sl.v = kp, uint64(len(key))|tagBits(h)|extra, v
+	s.used++
+	return sl
+}
+
+// removeAt deletes the key in slot i of s, as found by lookup.
+func (d *dict[V]) removeAt(s *segment[V], i int) {
+	var zero V
+	d.muts++
+	n := len(s.slots)
+	s.slots[i] = slot[V]{kw: kwTomb, v: zero}
+	s.used--
+	s.dead++
+	// A tombstone followed by a never-used slot ends no probe sequence that
+	// a later key needs: turn it, and the tombstones before it, back into
+	// never-used slots.
+	if next := (i + 1) % n; s.slots[next].kp == nil && s.slots[next].kw == 0 {
+		for s.slots[i].kp == nil && s.slots[i].kw == kwTomb {
+			s.slots[i].kw = 0
+			s.dead--
+			if i--; i < 0 {
+				i = n - 1
+			}
+		}
+	}
+	d.count--
+	if s.used == 0 && s.dead == 0 && n > minSegSlots*4 {
+		d.rebuild(s, 0)
+	}
+	if len(d.segs) > 1 && d.count < mergeLoad*len(d.segs) {
+		d.mergeOne()
+	}
+}
+
+// remove deletes key if present and reports whether it was.
+func (d *dict[V]) remove(h uint64, key []byte) bool {
+	s, i := d.lookup(h, key)
+	if i < 0 {
+		return false
+	}
+	d.removeAt(s, i)
+	return true
+}
+
+// slotsFor is the number of slots a segment built for n keys gets: room for
+// n at about 60% occupancy, rounded up to fill the allocation's size class.
+func slotsFor[V any](n int) int {
+	want := max(minSegSlots, n*5/3+1)
+	size := int64(unsafe.Sizeof(slot[V]{}))
+	return int((allocSize(withHeader(int64(want)*size)) - mallocHeader(int64(want)*size)) / size)
+}
+
+// mallocHeader is the per-object header the Go allocator (1.22 and later)
+// puts in front of an object that holds pointers and is larger than 512
+// bytes, such as a segment's slots.
+func mallocHeader(n int64) int64 {
+	if n > 512 {
+		return 8
+	}
+	return 0
+}
+
+func withHeader(n int64) int64 { return n + mallocHeader(n) }
+
+// slotsMem is the memory the allocator gives a slot array.
+func slotsMem[V any](slots []slot[V]) int64 {
+	return allocSize(withHeader(int64(len(slots)) * int64(unsafe.Sizeof(slot[V]{}))))
+}
+
+// rebuild replaces s's slots with a fresh array sized for need keys and
+// puts the live keys back, dropping tombstones.
+func (d *dict[V]) rebuild(s *segment[V], need int) {
+	d.muts++
+	old := s.slots
+	s.slots, s.used, s.dead = nil, 0, 0
+	if need > 0 {
+		s.slots = d.newSlots(need)
+	}
+	d.slotMem += slotsMem(s.slots) - slotsMem(old)
+	for i := range old {
+		if old[i].kp != nil {
+			s.place(d.hashString(old[i].key()), &old[i])
+		}
+	}
+	d.freeSlots(old)
+}
+
+// newSlots returns a cleared slot array for a segment of need keys, from
+// the spares when one of the right length is there.
+func (d *dict[V]) newSlots(need int) []slot[V] {
+	n := slotsFor[V](need)
+	if list := d.spare[n]; len(list) > 0 {
+		a := list[len(list)-1]
+		list[len(list)-1] = nil
+		d.spare[n] = list[:len(list)-1]
+		d.spareMem -= slotsMem(a)
+		return a
+	}
+	return make([]slot[V], n)
+}
+
+// freeSlots takes back an array no segment uses any more: it becomes a
+// spare if the spares stay within spareLimit, else garbage. It is cleared
+// either way, so that it keeps no key or value alive.
+func (d *dict[V]) freeSlots(a []slot[V]) {
+	if len(a) == 0 {
+		return
+	}
+	mem := slotsMem(a)
+	if d.spareMem+mem > d.spareLimit() || len(d.spare[len(a)]) >= maxSparePerLen {
+		return
+	}
+	clear(a)
+	if d.spare == nil {
+		d.spare = make(map[int][][]slot[V])
+	}
+	d.spare[len(a)] = append(d.spare[len(a)], a)
+	d.spareMem += mem
+}
+
+// maxSparePerLen bounds the spares of one length. Frees and needs of a
+// length alternate quickly while a table grows; without a bound the small
+// lengths a young table used would pile up and fill spareLimit with arrays
+// that a grown table no longer asks for.
+const maxSparePerLen = 32
+
+// spareLimit bounds the spares' memory: 1/16 of the table's slot arrays,
+// and at least 64 KiB, so that a table shrunk by deletes does not keep
+// what it no longer needs.
+func (d *dict[V]) spareLimit() int64 { return max(64<<10, d.slotMem/16) }
+
+// place copies a live slot into s, which has room and does not hold the key.
+func (s *segment[V]) place(h uint64, from *slot[V]) {
+	n := len(s.slots)
+	i := home(h, n)
+	for s.slots[i].kp != nil {
+		if i++; i == n {
+			i = 0
+		}
+	}
+	s.slots[i] = *from
+	s.used++
+}
+
+// splitOne splits segment split into itself and split+base.
+func (d *dict[V]) splitOne() {
+	d.muts++
+	base := 1 << d.level
+	old := d.segs[d.split]
+	d.hashes = d.hashes[:0]
+	hi := 0
+	for i := range old.slots {
+		if old.slots[i].kp != nil {
+			h := d.hashString(old.slots[i].key())
+			d.hashes = append(d.hashes, h)
+			if h&uint64(base) != 0 {
+				hi++
+			}
+		}
+	}
+	lo := len(d.hashes) - hi
+	var los, his segment[V]
+	if lo > 0 {
+		los.slots = d.newSlots(lo)
+	}
+	if hi > 0 {
+		his.slots = d.newSlots(hi)
+	}
+	k := 0
+	for i := range old.slots {
+		if old.slots[i].kp == nil {
+			continue
+		}
+		h := d.hashes[k]
+		k++
+		if h&uint64(base) != 0 {
+			his.place(h, &old.slots[i])
+		} else {
+			los.place(h, &old.slots[i])
+		}
+	}
+	d.slotMem += slotsMem(los.slots) + slotsMem(his.slots) - slotsMem(old.slots)
+	d.freeSlots(old.slots)
+	d.segs[d.split] = los
+	d.segs = append(d.segs, his)
+	if d.split++; d.split == base {
+		d.level++
+		d.split = 0
+	}
+}
+
+// mergeOne undoes the last split: the last segment rejoins its sibling.
+func (d *dict[V]) mergeOne() {
+	d.muts++
+	if d.split == 0 {
+		d.level--
+		d.split = 1 << d.level
+	}
+	d.split--
+	last := len(d.segs) - 1
+	lo, hi := &d.segs[d.split], d.segs[last]
+	d.segs[last] = segment[V]{}
+	d.segs = d.segs[:last]
+	d.slotMem -= slotsMem(hi.slots)
+	d.rebuild(lo, int(lo.used+hi.used))
+	for i := range hi.slots {
+		if hi.slots[i].kp != nil {
+			lo.place(d.hashString(hi.slots[i].key()), &hi.slots[i])
+		}
+	}
+	d.freeSlots(hi.slots)
+	if cap(d.segs) > 64 && len(d.segs) < cap(d.segs)/4 {
+		d.segs = append([]segment[V](nil), d.segs...)
+	}
+}
+
+// each calls fn for every key. fn must not insert or remove.
+func (d *dict[V]) each(fn func(*slot[V])) {
+	for i := range d.segs {
+		d.segs[i].each(fn)
+	}
+}
+
+func (s *segment[V]) each(fn func(*slot[V])) {
+	for i := range s.slots {
+		if s.slots[i].kp != nil {
+			fn(&s.slots[i])
+		}
+	}
+}
+
+// scan visits the keys at cursor, calls fn for each (fn must not insert or
+// remove), and returns the next cursor; 0 means the walk is complete.
+//
+// The cursor is Redis's reverse-binary cursor (dictScan), over segment
+// indices. Write m = base-1. The cursor names segment c&m; when that segment
+// has been split at this level, its sibling c&m+base holds the rest of what
+// it held, and both are visited in the same step, exactly as dictScan
+// visits a bucket of the small table and its expansion in the large one
+// during a rehash. The cursor then advances by incrementing its low level
+// bits in reversed order. Visited segments are thus always those whose
+// index, bit-reversed over level bits, is below the reversed cursor; a
+// split or a level change never moves a key from an unvisited index to a
+// visited one, so every key present for the whole walk is returned. Merges
+// can make the walk return some keys twice, never miss one.
+func (d *dict[V]) scan(cursor uint64, fn func(*slot[V])) uint64 {
+	m := uint64(1)<<d.level - 1
+	b := cursor & m
+	d.segs[b].each(fn)
+	if b < uint64(d.split) {
+		d.segs[b+m+1].each(fn)
+	}
+	cursor |= ^m
+	return bits.Reverse64(bits.Reverse64(cursor) + 1)
+}
+
+// random returns a key picked at random, or nil when the dict is empty. The
+// pick is not exactly uniform (keys in less crowded segments are a little
+// likelier), as Redis's is not either.
+func (d *dict[V]) random() *slot[V] {
+	if d.count == 0 {
+		return nil
+	}
+	for tries := 0; ; tries++ {
+		var s *segment[V]
+		if tries < 64 {
+			s = &d.segs[rand.IntN(len(d.segs))]
+		} else {
+			s = &d.segs[tries%len(d.segs)] // a sparse table: walk it
+		}
+		if s.used == 0 {
+			continue
+		}
+		n := len(s.slots)
+		i := rand.IntN(n)
+		for s.slots[i].kp == nil {
+			if i++; i == n {
+				i = 0
+			}
+		}
+		return &s.slots[i]
+	}
+}
+
+// memory is the table's own footprint in bytes, keys and values excluded.
+// Segments' slot arrays fill their size classes (see slotsFor); each larger
+// than 512 bytes also carries the allocator's header. Spare arrays count:
+// the table holds them.
+func (d *dict[V]) memory() int64 {
+	return d.slotMem + d.spareMem + allocSize(withHeader(int64(cap(d.segs))*int64(unsafe.Sizeof(segment[V]{}))))
+}

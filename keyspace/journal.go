@@ -1,0 +1,155 @@
+package keyspace
+
+import "strconv"
+
+// The write journal. Every write that changed the data hands Journal one
+// record, an argument vector that Exec can run, in a form whose effect does
+// not depend on the clock or on chance:
+//
+//	SET, SETNX, SETEX, PSETEX, GETSET, SET ... GET    SET k v [PXAT ms | KEEPTTL]
+//	MSET, MSETNX                                      MSET k v ...
+//	INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT,
+//	APPEND, SETRANGE                                  SET k <resulting value> KEEPTTL
+//	GETDEL, DEL, UNLINK                               DEL k ... (the keys that existed)
+//	GETEX EX|PX|EXAT|PXAT, EXPIRE, PEXPIRE,
+//	EXPIREAT, PEXPIREAT                               PEXPIREAT k ms, or DEL k for a time already past
+//	GETEX PERSIST, PERSIST                            PERSIST k
+//	RENAME, RENAMENX (db d)                           MOOND.APPLY DEL d src PUT d dst <kind> <value> <expiry>
+//	COPY src dst [DB n] [REPLACE]                     MOOND.APPLY PUT n dst <kind> <value> <expiry>
+//	MOVE k n (db d)                                   MOOND.APPLY DEL d k PUT n k <kind> <value> <expiry>
+//	FLUSHDB, FLUSHALL, SWAPDB                         FLUSHDB, FLUSHALL, SWAPDB a b
+//	a key expiring (lazily or actively)               DEL k
+//
+// The record's database (Journal's db) is the client's. Every database
+// a record names is a logical index (SELECT's), never a physical id (see
+// cmd_db.go): replaying the records from a redo point over the database
+// map of that point (SetDBMap) gives each the physical database it had.
+//
+// No record reads a key other than the ones it writes: the effect of a
+// record on a key depends only on that key's own prior state. Replay over
+// a fuzzy heap relies on it (see Replay): a key loaded from the heap may
+// be newer than a record, and a record must never copy such a key's newer
+// state into another. RENAME, COPY and MOVE, which read their source, are
+// therefore journaled as the values they wrote, in MOOND.APPLY, a command
+// that only replay runs (Exec knows it only while Loading; clients get the
+// unknown-command error, and COMMAND does not list it):
+//
+//	MOOND.APPLY op [op ...]
+//	op = DEL <db> <key>
+//	   | PUT <db> <key> <kind> <value> <expiry>
+//
+// applied in order, all or nothing (every op is checked first). <db> is a
+// database index, <kind> the Kind as a decimal number (0 for a string),
+// <value> the value in the heap encoding (heapcodec.go: a string's bytes),
+// <expiry> the absolute expiry time in unix ms, 0 for none. DEL deletes
+// the key if it exists; PUT stores the value, replacing the key and its
+// TTL if it exists. The reply is +OK.
+//
+// FLUSHDB and FLUSHALL touch every key of their databases; Replay applies
+// them key by key too. SWAPDB touches no key: it only swaps the logical
+// indexes of two databases, whose keys keep their physical database and
+// so their heap records (cmd_db.go); the checkpoint logs the resulting map
+// at its redo point (DBMap), so the record needs no values.
+//
+// A command that changed nothing (SET NX on an existing key, DEL of a
+// missing key, EXPIRE GT that lost) writes no record. Replaying the records
+// in order through Exec, with Loading set, rebuilds the same keys, values
+// and expiry times. (Encodings may differ: INCRBYFLOAT leaves an "embstr"
+// that the replayed SET may store as "int", as in Redis's own replication.)
+
+// journaling reports whether writes must be journaled.
+func (ks *Keyspace) journaling() bool { return ks.Journal != nil && !ks.Loading }
+
+// jstart begins a record with the command name cmd.
+func (ks *Keyspace) jstart(cmd string) {
+	ks.jargs = append(ks.jargs[:0], unsafeBytes(cmd))
+	ks.jnum = ks.jnum[:0]
+}
+
+func (ks *Keyspace) jadd(args ...[]byte) { ks.jargs = append(ks.jargs, args...) }
+
+// jint adds the decimal form of n. The digits go to jnum, which only grows
+// during a record: a slice taken before append moved it still reads its
+// digits from the old array.
+func (ks *Keyspace) jint(n int64) {
+	start := len(ks.jnum)
+	ks.jnum = strconv.AppendInt(ks.jnum, n, 10)
+	ks.jargs = append(ks.jargs, ks.jnum[start:len(ks.jnum):len(ks.jnum)])
+}
+
+// jend hands the record to Journal.
+func (ks *Keyspace) jend(dbi int) {
+	ks.Journal(dbi, ks.jargs)
+	clear(ks.jargs)
+	ks.jargs = ks.jargs[:0]
+}
+
+// journal writes a record of fixed arguments.
+func (ks *Keyspace) journal(dbi int, cmd string, args ...[]byte) {
+	if !ks.journaling() {
+		return
+	}
+	ks.jstart(cmd)
+	ks.jadd(args...)
+	ks.jend(dbi)
+}
+
+// journalSetValue records key's new value as SET key value KEEPTTL, the
+// deterministic form of the commands that compute a value from the old one.
+func (ks *Keyspace) journalSetValue(dbi int, key []byte, v value) {
+	if !ks.journaling() {
+		return
+	}
+	ks.jstart("SET")
+	ks.jadd(key)
+	if v.isInt() {
+		ks.jint(v.intVal())
+	} else {
+		ks.jadd(v.bytes())
+	}
+	ks.jadd(kwKeepTTL)
+	ks.jend(dbi)
+}
+
+// journalExpireAt records a new absolute expiry time.
+func (ks *Keyspace) journalExpireAt(dbi int, key []byte, when int64) {
+	if !ks.journaling() {
+		return
+	}
+	ks.jstart("PEXPIREAT")
+	ks.jadd(key)
+	ks.jint(when)
+	ks.jend(dbi)
+}
+
+// jdel adds MOOND.APPLY's DEL op.
+func (ks *Keyspace) jdel(dbi int, key []byte) {
+	ks.jadd(kwOpDel)
+	ks.jint(int64(dbi))
+	ks.jadd(key)
+}
+
+// jput adds MOOND.APPLY's PUT op: key in database dbi holds v, expiring at
+// when (-1 for never).
+func (ks *Keyspace) jput(dbi int, key []byte, v value, when int64) {
+	ks.jadd(kwOpPut)
+	ks.jint(int64(dbi))
+	ks.jadd(key)
+	ks.jint(int64(v.kind()))
+	switch {
+	case v.isInt():
+		ks.jint(v.intVal())
+	case v.kind() == KindString:
+		ks.jadd(v.bytes()) // the encoding of a string is its bytes
+	default:
+		ks.jadd(v.appendEncoded(nil))
+	}
+	ks.jint(max(when, 0))
+}
+
+var (
+	kwKeepTTL = []byte("KEEPTTL")
+	kwPXAT    = []byte("PXAT")
+	kwOpDel   = []byte("DEL")
+	kwOpPut   = []byte("PUT")
+)

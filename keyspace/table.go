@@ -1,0 +1,187 @@
+package keyspace
+
+import "strings"
+
+// CommandSpec describes a command as Redis 7.0's COMMAND reports it, plus
+// the handler that runs it.
+type CommandSpec struct {
+	// Name is the lower-case name; a subcommand's is "container|sub", as
+	// in COMMAND's output and in Redis's error messages.
+	Name string
+	// Arity is the number of arguments, the name included; negative means
+	// at least -Arity.
+	Arity int
+	// Flags are the command flags in the order COMMAND lists them.
+	Flags []string
+	// FirstKey, LastKey and Step locate the keys: arguments FirstKey,
+	// FirstKey+Step, ... up to LastKey (negative counts from the end: -1 is
+	// the last argument). FirstKey 0 means no keys.
+	FirstKey, LastKey, Step int
+	// ACLCategories are the categories, '@' included, in COMMAND's order.
+	ACLCategories []string
+	// Tips are COMMAND's command tips (request and response policies,
+	// nondeterministic output), as far as they apply.
+	Tips []string
+	// Subcommands are a container command's subcommands (OBJECT's).
+	Subcommands []*CommandSpec
+
+	run func(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter)
+}
+
+// KeyPositions returns the indexes in args of the keys the command names
+// (args[0] being the command), from FirstKey, LastKey and Step.
+func (s *CommandSpec) KeyPositions(argc int) []int {
+	if s.FirstKey == 0 {
+		return nil
+	}
+	last := s.LastKey
+	if last < 0 {
+		last += argc
+	}
+	var pos []int
+	for i := s.FirstKey; i <= last && i < argc; i += s.Step {
+		pos = append(pos, i)
+	}
+	return pos
+}
+
+// arityOK reports whether argc arguments fit the command's arity.
+func (s *CommandSpec) arityOK(argc int) bool {
+	if s.Arity >= 0 {
+		return argc == s.Arity
+	}
+	return argc >= -s.Arity
+}
+
+// Common flag and category lists, shared by many entries.
+var (
+	fRO        = []string{"readonly"}
+	fROFast    = []string{"readonly", "fast"}
+	fW         = []string{"write"}
+	fWFast     = []string{"write", "fast"}
+	fWDeny     = []string{"write", "denyoom"}
+	fWDenyFast = []string{"write", "denyoom", "fast"}
+
+	cStrReadFast  = []string{"@read", "@string", "@fast"}
+	cStrReadSlow  = []string{"@read", "@string", "@slow"}
+	cStrWriteFast = []string{"@write", "@string", "@fast"}
+	cStrWriteSlow = []string{"@write", "@string", "@slow"}
+	cKeyReadFast  = []string{"@keyspace", "@read", "@fast"}
+	cKeyReadSlow  = []string{"@keyspace", "@read", "@slow"}
+	cKeyWriteFast = []string{"@keyspace", "@write", "@fast"}
+	cKeyWriteSlow = []string{"@keyspace", "@write", "@slow"}
+
+	tMultiSum = []string{"request_policy:multi_shard", "response_policy:agg_sum"}
+	tNondet   = []string{"nondeterministic_output"}
+)
+
+// specs is the command table, with Redis 7.0's arity, flags, key positions
+// and ACL categories for every command this package implements.
+var specs = []*CommandSpec{
+	// Strings.
+	{Name: "get", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrReadFast, run: cmdGet},
+	{Name: "set", Arity: -3, Flags: fWDeny, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteSlow, run: cmdSet},
+	{Name: "setnx", Arity: 3, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdSetNX},
+	{Name: "setex", Arity: 4, Flags: fWDeny, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteSlow, run: cmdSetEX},
+	{Name: "psetex", Arity: 4, Flags: fWDeny, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteSlow, run: cmdPSetEX},
+	{Name: "getset", Arity: 3, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdGetSet},
+	{Name: "getdel", Arity: 2, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdGetDel},
+	{Name: "getex", Arity: -2, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdGetEx},
+	{Name: "mget", Arity: -2, Flags: fROFast, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cStrReadFast, Tips: []string{"request_policy:multi_shard"}, run: cmdMGet},
+	{Name: "mset", Arity: -3, Flags: fWDeny, FirstKey: 1, LastKey: -1, Step: 2, ACLCategories: cStrWriteSlow, Tips: []string{"request_policy:multi_shard", "response_policy:all_succeeded"}, run: cmdMSet},
+	{Name: "msetnx", Arity: -3, Flags: fWDeny, FirstKey: 1, LastKey: -1, Step: 2, ACLCategories: cStrWriteSlow, run: cmdMSetNX},
+	{Name: "append", Arity: 3, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdAppend},
+	{Name: "strlen", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrReadFast, run: cmdStrlen},
+	{Name: "getrange", Arity: 4, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrReadSlow, run: cmdGetRange},
+	{Name: "substr", Arity: 4, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrReadSlow, run: cmdGetRange},
+	{Name: "setrange", Arity: 4, Flags: fWDeny, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteSlow, run: cmdSetRange},
+	{Name: "incr", Arity: 2, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdIncr},
+	{Name: "decr", Arity: 2, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdDecr},
+	{Name: "incrby", Arity: 3, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdIncrBy},
+	{Name: "decrby", Arity: 3, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdDecrBy},
+	{Name: "incrbyfloat", Arity: 3, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdIncrByFloat},
+	{Name: "lcs", Arity: -3, Flags: fRO, FirstKey: 1, LastKey: 2, Step: 1, ACLCategories: cStrReadSlow, run: cmdLCS},
+
+	// Keys.
+	{Name: "del", Arity: -2, Flags: fW, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cKeyWriteSlow, Tips: tMultiSum, run: cmdDel},
+	{Name: "unlink", Arity: -2, Flags: fWFast, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cKeyWriteFast, Tips: tMultiSum, run: cmdDel},
+	{Name: "exists", Arity: -2, Flags: fROFast, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cKeyReadFast, Tips: tMultiSum, run: cmdExists},
+	{Name: "touch", Arity: -2, Flags: fROFast, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cKeyReadFast, Tips: tMultiSum, run: cmdTouch},
+	{Name: "type", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyReadFast, run: cmdType},
+	{Name: "rename", Arity: 3, Flags: fW, FirstKey: 1, LastKey: 2, Step: 1, ACLCategories: cKeyWriteSlow, run: cmdRename},
+	{Name: "renamenx", Arity: 3, Flags: fWFast, FirstKey: 1, LastKey: 2, Step: 1, ACLCategories: cKeyWriteFast, run: cmdRenameNX},
+	{Name: "copy", Arity: -3, Flags: fWDeny, FirstKey: 1, LastKey: 2, Step: 1, ACLCategories: cKeyWriteSlow, run: cmdCopy},
+	{Name: "move", Arity: 3, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyWriteFast, run: cmdMove},
+	{Name: "keys", Arity: 2, Flags: fRO, ACLCategories: []string{"@keyspace", "@read", "@slow", "@dangerous"}, Tips: []string{"request_policy:all_shards", "nondeterministic_output_order"}, run: cmdKeys},
+	{Name: "scan", Arity: -2, Flags: fRO, ACLCategories: cKeyReadSlow, Tips: []string{"nondeterministic_output", "request_policy:special"}, run: cmdScan},
+	{Name: "randomkey", Arity: 1, Flags: fRO, ACLCategories: cKeyReadSlow, Tips: []string{"request_policy:all_shards", "nondeterministic_output"}, run: cmdRandomKey},
+	{Name: "dbsize", Arity: 1, Flags: fROFast, ACLCategories: cKeyReadFast, Tips: []string{"request_policy:all_shards", "response_policy:agg_sum"}, run: cmdDBSize},
+	{Name: "expire", Arity: -3, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyWriteFast, run: cmdExpire},
+	{Name: "pexpire", Arity: -3, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyWriteFast, run: cmdPExpire},
+	{Name: "expireat", Arity: -3, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyWriteFast, run: cmdExpireAt},
+	{Name: "pexpireat", Arity: -3, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyWriteFast, run: cmdPExpireAt},
+	{Name: "ttl", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyReadFast, Tips: tNondet, run: cmdTTL},
+	{Name: "pttl", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyReadFast, Tips: tNondet, run: cmdPTTL},
+	{Name: "expiretime", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyReadFast, run: cmdExpireTime},
+	{Name: "pexpiretime", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyReadFast, run: cmdPExpireTime},
+	{Name: "persist", Arity: 2, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyWriteFast, run: cmdPersist},
+	{Name: "object", Arity: -2, Flags: []string{}, ACLCategories: []string{"@slow"}, Subcommands: []*CommandSpec{
+		{Name: "object|encoding", Arity: 3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: cKeyReadSlow, run: cmdObjectEncoding},
+		{Name: "object|freq", Arity: 3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: cKeyReadSlow, Tips: tNondet, run: cmdObjectFreq},
+		{Name: "object|help", Arity: 2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@keyspace", "@slow"}, run: cmdObjectHelp},
+		{Name: "object|idletime", Arity: 3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: cKeyReadSlow, Tips: tNondet, run: cmdObjectIdletime},
+		{Name: "object|refcount", Arity: 3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: cKeyReadSlow, run: cmdObjectRefcount},
+	}},
+
+	// Databases.
+	{Name: "flushdb", Arity: -1, Flags: fW, ACLCategories: []string{"@keyspace", "@write", "@slow", "@dangerous"}, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, run: cmdFlushDB},
+	{Name: "flushall", Arity: -1, Flags: fW, ACLCategories: []string{"@keyspace", "@write", "@slow", "@dangerous"}, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, run: cmdFlushAll},
+	{Name: "swapdb", Arity: 3, Flags: fWFast, ACLCategories: []string{"@keyspace", "@write", "@fast", "@dangerous"}, run: cmdSwapDB},
+}
+
+// byName indexes specs by lower-case name.
+var byName map[string]*CommandSpec
+
+// maxNameLen bounds the names Lookup folds on the stack.
+const maxNameLen = 32
+
+func init() {
+	byName = make(map[string]*CommandSpec, len(specs))
+	for _, s := range specs {
+		if len(s.Name) > maxNameLen || s.Name != strings.ToLower(s.Name) {
+			panic("keyspace: bad command name " + s.Name)
+		}
+		byName[s.Name] = s
+	}
+}
+
+// Lookup returns the spec of the command named name, in any case, or nil
+// if this package does not implement it. It does not allocate.
+func Lookup(name []byte) *CommandSpec {
+	if len(name) > maxNameLen {
+		return nil
+	}
+	var buf [maxNameLen]byte
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return byName[string(buf[:len(name)])]
+}
+
+// Specs returns every command this package implements, in table order.
+// The specs are shared: callers must not modify them.
+func Specs() []*CommandSpec { return specs }
+
+// subcommand returns the container's subcommand named name, or nil.
+func (s *CommandSpec) subcommand(name []byte) *CommandSpec {
+	prefix := len(s.Name) + 1
+	for _, sub := range s.Subcommands {
+		if equalFold(name, sub.Name[prefix:]) {
+			return sub
+		}
+	}
+	return nil
+}
