@@ -67,7 +67,7 @@ func BenchmarkSetExisting(b *testing.B) {
 func BenchmarkSetExistingTracked(b *testing.B) {
 	ks, keys := benchKeyspace(100000)
 	ks.TrackDirty = true
-	ks.LastLSN = func() uint64 { return 1 }
+	setLastLSN(ks, func() uint64 { return 1 })
 	var w resp.Writer
 	c := &Client{}
 	args := [][]byte{[]byte("SET"), nil, []byte("yyy")}
@@ -95,7 +95,7 @@ func BenchmarkSetNewTracked(b *testing.B) { benchSetNew(b, true) }
 func benchSetNew(b *testing.B, tracked bool) {
 	ks := NewKeyspace(16, func() int64 { return startClock })
 	ks.TrackDirty = tracked
-	ks.LastLSN = func() uint64 { return 1 }
+	setLastLSN(ks, func() uint64 { return 1 })
 	var w resp.Writer
 	c := &Client{}
 	args := [][]byte{[]byte("SET"), nil, []byte("xxx")}
@@ -145,7 +145,7 @@ func benchMemoryPerKey(b *testing.B, tracked bool) {
 		before := heapAlloc()
 		ks := NewKeyspace(16, func() int64 { return startClock })
 		ks.TrackDirty = tracked
-		ks.LastLSN = func() uint64 { return 1 }
+		setLastLSN(ks, func() uint64 { return 1 })
 		var w resp.Writer
 		c := &Client{}
 		for _, k := range keys {
@@ -191,7 +191,7 @@ func dirtyAll(ks *Keyspace, keys [][]byte) {
 func benchCheckpointSource(b *testing.B, n int) {
 	ks, keys := benchKeyspace(n)
 	ks.TrackDirty = true
-	ks.LastLSN = func() uint64 { return 7 }
+	setLastLSN(ks, func() uint64 { return 7 })
 	ks.TakeDirty() // the keys made untracked: the first call lists them all
 	var take, write time.Duration
 	b.ReportAllocs()
@@ -235,7 +235,7 @@ func benchTakeDirty(b *testing.B, every int, churn, random bool) {
 	const n = 1000000
 	ks, keys := benchKeyspace(n)
 	ks.TrackDirty = true
-	ks.LastLSN = func() uint64 { return 7 }
+	setLastLSN(ks, func() uint64 { return 7 })
 	ks.TakeDirty() // the keys made untracked: the first call lists them all
 	var dirty, gone [][]byte
 	for i, k := range keys {
@@ -278,7 +278,7 @@ func BenchmarkVersionPlaced(b *testing.B) {
 	const n = 1000000
 	ks, keys := benchKeyspace(n)
 	ks.TrackDirty = true
-	ks.LastLSN = func() uint64 { return 7 }
+	setLastLSN(ks, func() uint64 { return 7 })
 	hks := ks.TakeDirty()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -304,7 +304,7 @@ func benchWalkModeSwitch(b *testing.B, hidden bool) {
 	const n = 1000000
 	ks, keys := benchKeyspace(n)
 	ks.TrackDirty = true
-	ks.LastLSN = func() uint64 { return 7 }
+	setLastLSN(ks, func() uint64 { return 7 })
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
 	var w resp.Writer
 	c := &Client{}

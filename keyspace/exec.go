@@ -6,42 +6,45 @@ import (
 )
 
 // Exec runs one command, args[0] being its name in any case, for client c,
-// and writes the reply to w. The arguments may alias the network buffer:
-// whatever the keyspace keeps is copied.
+// and writes the reply to w. It returns the LSN of the last record the
+// command appended to the Log, 0 when it logged none. The arguments may
+// alias the network buffer: whatever the keyspace keeps is copied.
 //
 // Like Redis's processCommand, Exec answers an unknown command or
 // subcommand and a wrong number of arguments itself, with Redis's errors,
 // before the command runs.
-func (ks *Keyspace) Exec(c *Client, args [][]byte, w ReplyWriter) {
-	ks.ExecSpec(c, Lookup(args[0]), args, w)
+func (ks *Keyspace) Exec(c *Client, args [][]byte, w ReplyWriter) uint64 {
+	return ks.ExecSpec(c, Lookup(args[0]), args, w)
 }
 
 // ExecSpec is Exec for a caller that already looked the command up:
 // spec must be Lookup(args[0]) (nil for an unknown command).
-func (ks *Keyspace) ExecSpec(c *Client, spec *CommandSpec, args [][]byte, w ReplyWriter) {
+func (ks *Keyspace) ExecSpec(c *Client, spec *CommandSpec, args [][]byte, w ReplyWriter) uint64 {
+	ks.execLSN = 0
 	if spec == nil {
 		if ks.Loading && equalFold(args[0], applyLower) {
 			ks.now = ks.Now()
 			ks.execApply(args, w, 0)
-			return
+			return 0
 		}
 		w.Error(errUnknownCommand(args))
-		return
+		return 0
 	}
 	if spec.Subcommands != nil && len(args) >= 2 {
 		sub := spec.subcommand(args[1])
 		if sub == nil {
 			w.Error(errUnknownSubcommand(args))
-			return
+			return 0
 		}
 		spec = sub
 	}
 	if !spec.arityOK(len(args)) {
 		w.Error(errArity(spec.Name))
-		return
+		return 0
 	}
 	ks.now = ks.Now()
 	spec.run(ks, c, args, w)
+	return ks.execLSN
 }
 
 // UnknownCommandError is Redis 7.0's reply to an unknown command, for the

@@ -71,7 +71,7 @@ func (ks *Keyspace) expireKey(dbi int, h uint64, key []byte) {
 	ks.stats.ExpiredKeys++
 	if ks.journaling() {
 		ks.delArgs[1] = key
-		ks.Journal(dbi, ks.delArgs[:])
+		ks.log(dbi, ks.delArgs[:])
 		ks.delArgs[1] = nil
 	}
 	ks.deleteKey(ks.dbs[dbi], h, key)

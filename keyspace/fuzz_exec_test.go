@@ -33,14 +33,14 @@ func FuzzExec(f *testing.F) {
 		ks := NewKeyspace(16, func() int64 { return clock })
 		var journal [][][]byte
 		var jdbs []int
-		ks.Journal = func(db int, a [][]byte) {
+		setJournal(ks, func(db int, a [][]byte) {
 			cp := make([][]byte, len(a))
 			for i := range a {
 				cp[i] = append([]byte(nil), a[i]...)
 			}
 			journal = append(journal, cp)
 			jdbs = append(jdbs, db)
-		}
+		})
 		// Some state for the command to act on.
 		var w resp.Writer
 		c := &Client{}

@@ -46,13 +46,13 @@ func newHarness(t testing.TB) *harness {
 
 // recordJournal makes the harness keep every journal record.
 func (h *harness) recordJournal() {
-	h.ks.Journal = func(db int, args [][]byte) {
+	setJournal(h.ks, func(db int, args [][]byte) {
 		r := record{db: db}
 		for _, a := range args {
 			r.args = append(r.args, string(a))
 		}
 		h.records = append(h.records, r)
-	}
+	})
 }
 
 // do runs one command given as separate arguments.

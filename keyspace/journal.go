@@ -2,7 +2,7 @@ package keyspace
 
 import "strconv"
 
-// The write journal. Every write that changed the data hands Journal one
+// The write journal. Every write that changed the data hands the Log one
 // record, an argument vector that Exec can run, in a form whose effect does
 // not depend on the clock or on chance:
 //
@@ -20,7 +20,7 @@ import "strconv"
 //	FLUSHDB, FLUSHALL, SWAPDB                         FLUSHDB, FLUSHALL, SWAPDB a b
 //	a key expiring (lazily or actively)               DEL k
 //
-// The record's database (Journal's db) is the client's. Every database
+// The record's database (Append's db) is the client's. Every database
 // a record names is a logical index (SELECT's), never a physical id (see
 // cmd_db.go): replaying the records from a redo point over the database
 // map of that point (SetDBMap) gives each the physical database it had.
@@ -57,8 +57,30 @@ import "strconv"
 // and expiry times. (Encodings may differ: INCRBYFLOAT leaves an "embstr"
 // that the replayed SET may store as "int", as in Redis's own replication.)
 
+// Log is where a keyspace's writes go: the shard's write-ahead log. The
+// keyspace calls it on its own thread, once per effective write.
+type Log interface {
+	// Append logs one record. args and their bytes are valid only during
+	// the call: the log copies what it keeps. It returns the record's LSN,
+	// or 0 when the record is not persisted (appendonly no).
+	Append(db int, args [][]byte) uint64
+	// LastLSN is the LSN of the last record appended (after recovery, the
+	// last one replayed), 0 before the first. Version stamps a key's
+	// version with it: an upper bound of the key's last change, and exact
+	// enough, because the version holds every change up to it.
+	LastLSN() uint64
+}
+
 // journaling reports whether writes must be journaled.
-func (ks *Keyspace) journaling() bool { return ks.Journal != nil && !ks.Loading }
+func (ks *Keyspace) journaling() bool { return ks.Log != nil && !ks.Loading }
+
+// log hands one record to the Log and remembers its LSN as the running
+// command's (see ExecSpec).
+func (ks *Keyspace) log(dbi int, args [][]byte) {
+	if lsn := ks.Log.Append(dbi, args); lsn != 0 {
+		ks.execLSN = lsn
+	}
+}
 
 // jstart begins a record with the command name cmd.
 func (ks *Keyspace) jstart(cmd string) {
@@ -77,9 +99,9 @@ func (ks *Keyspace) jint(n int64) {
 	ks.jargs = append(ks.jargs, ks.jnum[start:len(ks.jnum):len(ks.jnum)])
 }
 
-// jend hands the record to Journal.
+// jend hands the record to the Log.
 func (ks *Keyspace) jend(dbi int) {
-	ks.Journal(dbi, ks.jargs)
+	ks.log(dbi, ks.jargs)
 	clear(ks.jargs)
 	ks.jargs = ks.jargs[:0]
 }

@@ -38,10 +38,9 @@ type Keyspace struct {
 	// per command; every expiry decision of the command uses that reading.
 	Now func() int64
 
-	// Journal, when set, receives every effective write in deterministic
-	// form (see journal.go). args and their bytes are valid only during the
-	// call: the callee copies what it keeps.
-	Journal func(db int, args [][]byte)
+	// Log, when set, receives every effective write in deterministic form
+	// (see journal.go): the shard's write-ahead log.
+	Log Log
 
 	// Loading is set while the journal is replayed: keys never expire, an
 	// expiry time in the past is stored rather than acted on, and nothing
@@ -58,13 +57,6 @@ type Keyspace struct {
 	// key exists (BeginLoad sets it too); off, nothing is tracked.
 	TrackDirty bool
 
-	// LastLSN returns the LSN of the last WAL record appended (after
-	// recovery, the last one replayed). Version stamps a key's version
-	// with it: an upper bound of the key's last change, and exact enough,
-	// because the version holds every change up to it. Required when
-	// TrackDirty is set.
-	LastLSN func() uint64
-
 	dbs      []*db // by logical index, SELECT's: SWAPDB permutes it (see DBMap)
 	pdbs     []*db // by physical id, the database heap keys name: fixed
 	seed     maphash.Seed
@@ -75,6 +67,7 @@ type Keyspace struct {
 	scratch []byte    // reply and parse scratch
 	keysTmp []string  // keys collected by KEYS and SCAN
 	jargs   [][]byte  // journal record being built
+	execLSN uint64    // LSN of the last record the running command logged
 	jnum    []byte    // digits of numbers in the journal record
 	delArgs [2][]byte // journal record of an expiration
 

@@ -632,7 +632,7 @@ func TestReplayReportsBadRecords(t *testing.T) {
 		{0, []string{"FLUSHALL", "NOW"}, "(error) " + errSyntax},
 		{0, []string{applyName, "PUT", "0", "a"}, "(error) " + errSyntax},
 		{0, []string{applyName, "PUT", "0", "k", "0", "v", "0", "DEL", "99", "x"}, "(error) " + errDBRange},
-		{0, []string{applyName, "PUT", "0", "k", "9", "v", "0"}, "(error) ERR shard: cannot decode a value of kind 9 (unknown)"},
+		{0, []string{applyName, "PUT", "0", "k", "9", "v", "0"}, "(error) ERR keyspace: cannot decode a value of kind 9 (unknown)"},
 		{0, []string{applyName, "PUT", "0", "k", "0", "v", "-1"}, "(error) ERR invalid expire time in 'moond.apply' command"},
 		{0, []string{applyName}, "(error) ERR wrong number of arguments for 'moond.apply' command"},
 	} {
@@ -768,7 +768,7 @@ func testFuzzyRecovery(t *testing.T, seed uint64, steps int) {
 		}
 		// The next checkpoint writes what the heap lacks: after it the
 		// heap holds exactly the keyspace.
-		ks.LastLSN = src.ks.LastLSN
+		setLastLSN(ks, logOf(src.ks).LastLSN)
 		checkOwnership(t, ks, m2)
 		m2.checkpoint(t, ks)
 		checkHeapMatches(t, ks, m2, src.clock)

@@ -883,10 +883,10 @@ func (ks *Keyspace) DirtyKeys() int {
 }
 
 func (ks *Keyspace) lastLSN() uint64 {
-	if ks.LastLSN == nil {
+	if ks.Log == nil {
 		return 0
 	}
-	return ks.LastLSN()
+	return ks.Log.LastLSN()
 }
 
 // Version returns the current state of the pair that the heap key hk

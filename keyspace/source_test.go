@@ -22,7 +22,7 @@ func newTracked(t testing.TB) *harness {
 	h := newHarness(t)
 	h.recordJournal()
 	h.ks.TrackDirty = true
-	h.ks.LastLSN = func() uint64 { return uint64(len(h.records)) }
+	setLastLSN(h.ks, func() uint64 { return uint64(len(h.records)) })
 	return h
 }
 

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/runtime"
-	"github.com/moond-db/moond/keyspace"
 )
 
 // remoteFn runs on the target shard's loop and writes one reply.
@@ -78,16 +78,16 @@ func (w *worker) runBatch(b *batch) {
 	b.buf = out.Buf
 	from := b.from
 	post := func() { w.send(from, func() { from.deliverBatch(b) }) }
-	if maxLSN > 0 && w.repliesWaitForWAL() {
-		// The replies go back only once this shard's WAL holds the
-		// batch's writes (durably, under appendfsync always).
-		w.holdUntilAcked(maxLSN, post, func() {
-			b.refuse(w.misconf())
-			post()
-		})
+	if maxLSN == 0 {
+		post()
 		return
 	}
-	post()
+	// The replies go back only once this shard's WAL holds the batch's
+	// writes (durably, under appendfsync always).
+	w.sh.WhenDurable(maxLSN, post, func() {
+		b.refuse(w.sh.Misconf())
+		post()
+	})
 }
 
 // refuse replaces every reply of an executed batch with the error msg: its

@@ -4,8 +4,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/keyspace"
+	"github.com/moond-db/moond/resp"
 )
 
 func init() {

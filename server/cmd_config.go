@@ -4,7 +4,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/moond-db/moond/persistence/wal"
 	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/server/config"
 )
@@ -105,17 +104,19 @@ func configSet(c *conn, pairs [][]byte) {
 // applyRuntimeConfig pushes the settings shards cache to every shard.
 func (s *Server) applyRuntimeConfig(c *conn) {
 	s.cfgMu.RLock()
-	policy, err := wal.ParseFsyncPolicy(s.cfg.AppendFsync)
+	policy := s.cfg.AppendFsync
 	s.cfgMu.RUnlock()
-	if err != nil {
-		return
+	set := func(w *worker) {
+		if err := w.sh.SetFsyncPolicy(policy); err != nil {
+			s.log.Error("appendfsync not applied", "shard", w.id, "err", err)
+		}
 	}
 	for _, w := range s.workers {
 		if w == c.w {
-			w.setFsyncPolicy(policy)
+			set(w)
 			continue
 		}
-		c.w.send(w, func() { w.setFsyncPolicy(policy) })
+		c.w.send(w, func() { set(w) })
 	}
 }
 

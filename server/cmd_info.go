@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/moond-db/moond/resp"
+	"github.com/moond-db/moond/shard"
 )
 
 func init() {
@@ -24,9 +25,7 @@ type shardInfo struct {
 	hits     int64
 	misses   int64
 	dataMem  int64
-	changes  int64
-	wal      walInfo
-	ckpt     ckptInfo
+	shard    shard.Info
 }
 
 type dbInfo struct{ keys, expires, avgTTL int64 }
@@ -40,9 +39,7 @@ func (w *worker) collectInfo() shardInfo {
 	si.stats.cmdCalls = append([]cmdStat(nil), w.stats.cmdCalls...)
 	st := w.ks.Stats()
 	si.expired, si.hits, si.misses, si.dataMem = st.ExpiredKeys, st.KeyspaceHits, st.KeyspaceMisses, w.ks.UsedMemory()
-	si.changes = w.changes
-	si.wal = w.collectWAL()
-	si.ckpt = w.collectCheckpoint()
+	si.shard = w.sh.Info()
 	for i := 0; i < w.ks.NumDBs(); i++ {
 		db := w.ks.DBInfo(i)
 		si.keyspace = append(si.keyspace, dbInfo{keys: db.Keys, expires: db.Expires, avgTTL: db.AvgTTL})
@@ -103,7 +100,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		tot.hits += si.hits
 		tot.misses += si.misses
 		tot.dataMem += si.dataMem
-		tot.changes += si.changes
+		tot.shard.Changes += si.shard.Changes
 		st := &tot.stats
 		st.connectionsReceived += si.stats.connectionsReceived
 		st.rejectedConnections += si.stats.rejectedConnections
@@ -198,7 +195,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		kv("current_cow_peak", 0)
 		kv("current_cow_size", 0)
 		kv("current_fork_perc", "0.00")
-		writeInfoCheckpoint(kv, infos, tot.changes, func(d time.Duration) int64 {
+		writeInfoCheckpoint(kv, infos, tot.shard.Changes, func(d time.Duration) int64 {
 			if d < 0 {
 				return -1
 			}
@@ -319,23 +316,23 @@ func writeInfoWAL(kv func(string, any), infos []shardInfo) {
 	var poisoned []string
 	var next, durable []string
 	for i, si := range infos {
-		wi := si.wal
-		size += wi.recoveredBytes + wi.stats.Bytes
-		records += wi.stats.Records
-		groups += wi.stats.Groups
-		bytes += wi.stats.Bytes
-		syncs += wi.stats.Datasyncs
-		errs += wi.stats.WriteErrors
-		segs += wi.stats.Segments
-		unwritten += int64(wi.unwritten)
-		if wi.lastErr != nil || wi.poison != nil {
+		wi := si.shard.WAL
+		size += wi.RecoveredBytes + wi.Stats.Bytes
+		records += wi.Stats.Records
+		groups += wi.Stats.Groups
+		bytes += wi.Stats.Bytes
+		syncs += wi.Stats.Datasyncs
+		errs += wi.Stats.WriteErrors
+		segs += wi.Stats.Segments
+		unwritten += int64(wi.Unwritten)
+		if wi.LastErr != nil || wi.Poison != nil {
 			status = "err"
 		}
-		if wi.poison != nil {
-			poisoned = append(poisoned, fmt.Sprintf("shard %d: %v", i, wi.poison))
+		if wi.Poison != nil {
+			poisoned = append(poisoned, fmt.Sprintf("shard %d: %v", i, wi.Poison))
 		}
-		next = append(next, fmt.Sprint(wi.nextLSN))
-		durable = append(durable, fmt.Sprint(wi.durableLSN))
+		next = append(next, fmt.Sprint(wi.NextLSN))
+		durable = append(durable, fmt.Sprint(wi.DurableLSN))
 	}
 	kv("aof_last_write_status", status)
 	kv("aof_current_size", size)
@@ -356,7 +353,7 @@ func writeInfoWAL(kv func(string, any), infos []shardInfo) {
 	kv("wal_segments_created", segs)
 	kv("wal_unwritten_bytes", unwritten)
 	if len(infos) > 0 {
-		kv("wal_fsync_policy", infos[0].wal.policy)
+		kv("wal_fsync_policy", infos[0].shard.WAL.Policy)
 	}
 	kv("wal_poisoned", boolInt(len(poisoned) > 0))
 	if len(poisoned) > 0 {

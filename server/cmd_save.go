@@ -76,7 +76,7 @@ func cmdBgrewriteaof(c *conn, _ [][]byte) {
 func cmdLastsave(c *conn, _ [][]byte) {
 	times := make([]time.Time, c.w.srv.nshards)
 	c.fanoutCollect(func(w *worker, i int) {
-		times[i] = w.lastSave()
+		times[i] = w.sh.LastSave()
 	}, func(w *resp.Writer) {
 		oldest := times[0]
 		for _, t := range times[1:] {
@@ -86,19 +86,6 @@ func cmdLastsave(c *conn, _ [][]byte) {
 		}
 		w.Int(oldest.Unix())
 	})
-}
-
-// lastSave is this shard's last finalized checkpoint, or the server's start.
-func (w *worker) lastSave() time.Time {
-	if w.ckpt != nil && w.ckpt.mgr != nil {
-		if t := w.ckpt.mgr.Stats().LastFinalized; !t.IsZero() {
-			return t
-		}
-	}
-	if w.ckpt != nil && !w.ckpt.bootSave.IsZero() {
-		return w.ckpt.bootSave
-	}
-	return w.srv.started
 }
 
 // requestCheckpoints asks every shard for a checkpoint. With wait, reply
@@ -129,28 +116,13 @@ func (c *conn) requestCheckpoints(wait bool, reply func(errs []string, w *resp.W
 	for i, target := range origin.srv.workers {
 		done := answer(i)
 		if target == origin {
-			origin.requestCheckpoint(wait, done)
+			origin.sh.RequestCheckpoint(wait, done)
 			continue
 		}
 		origin.send(target, func() {
-			target.requestCheckpoint(wait, func(err error) {
+			target.sh.RequestCheckpoint(wait, func(err error) {
 				target.send(origin, func() { done(err) })
 			})
 		})
 	}
-}
-
-// requestCheckpoint starts a checkpoint on this shard; done runs on this
-// shard's loop: once it finalized (wait) or at once.
-func (w *worker) requestCheckpoint(wait bool, done func(error)) {
-	if w.ckpt == nil || w.ckpt.mgr == nil {
-		w.loop.AfterFunc(0, func() { done(nil) })
-		return
-	}
-	if !wait {
-		w.ckpt.mgr.Request(nil)
-		w.loop.AfterFunc(0, func() { done(nil) })
-		return
-	}
-	w.ckpt.mgr.Request(done)
 }

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/runtime"
-	"github.com/moond-db/moond/keyspace"
 )
 
 // Initial and steady-state sizes of a connection's input buffer. The buffer
@@ -90,9 +90,9 @@ func (c *conn) startRecv() {
 		return
 	}
 	c.state = connReading
-	if c.w.readsPaused() {
+	if c.w.sh.ReadsPaused() {
 		c.paused = true
-		c.w.paused = append(c.w.paused, c)
+		c.w.sh.WhenReadable(c.resumeReading)
 		return
 	}
 	if c.rpos == c.rend {
@@ -105,6 +105,12 @@ func (c *conn) startRecv() {
 		c.makeRoom()
 	}
 	c.w.be.Recv(c.fd, c.rbuf[c.rend:], c.recvDone)
+}
+
+// resumeReading reads again after the shard paused its readers.
+func (c *conn) resumeReading() {
+	c.paused = false
+	c.startRecv()
 }
 
 // makeRoom moves unparsed input to the front of the buffer, or grows it
@@ -264,7 +270,7 @@ func (c *conn) maybeFlush() {
 		lsn := c.waitLSN
 		c.waitLSN = 0
 		c.holding = true
-		c.w.holdUntilAcked(lsn, func() {
+		c.w.sh.WhenDurable(lsn, func() {
 			c.holding = false
 			c.maybeFlush()
 		}, func() {
@@ -317,7 +323,7 @@ func (c *conn) afterSend() {
 // lsn: it leaves once the record is written (and fdatasynced, under
 // appendfsync always).
 func (c *conn) noteWrite(lsn uint64) {
-	if lsn > c.waitLSN && c.w.repliesWaitForWAL() {
+	if lsn > c.waitLSN {
 		c.waitLSN = lsn
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/keyspace"
+	"github.com/moond-db/moond/resp"
 )
 
 // serverCmd is a command the server runs itself: connection state, server
@@ -143,7 +143,7 @@ func (c *conn) execLocal(args [][]byte) { c.execLocalSpec(keyspace.Lookup(args[0
 func (c *conn) execLocalSpec(spec *keyspace.CommandSpec, args [][]byte) {
 	if c.queue.empty() {
 		start := len(c.out.Buf)
-		c.noteWrite(c.w.execSpec(&c.client, spec, args, &c.out))
+		c.noteWrite(c.w.sh.Exec(&c.client, spec, args, &c.out))
 		c.w.noteReply(c.out.Buf[start:])
 		return
 	}
@@ -161,7 +161,7 @@ func (c *conn) execPartSpec(spec *keyspace.CommandSpec, args [][]byte) []byte {
 	w := &c.w.scratch
 	w.Reset()
 	w.Proto = c.out.Proto
-	c.noteWrite(c.w.execSpec(&c.client, spec, args, w))
+	c.noteWrite(c.w.sh.Exec(&c.client, spec, args, w))
 	return append([]byte(nil), w.Buf...)
 }
 

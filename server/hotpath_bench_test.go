@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/keyspace"
+	"github.com/moond-db/moond/resp"
 )
 
 // BenchmarkHotPath measures one command through the server without the

@@ -4,42 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/moond-db/moond/persistence/checkpoint"
 )
-
-// ckptInfo is one shard's checkpoint figures for INFO persistence.
-type ckptInfo struct {
-	stats      checkpoint.Stats
-	heapFiles  int
-	heapBytes  int64
-	walSince   int64
-	dirtyKeys  int
-	recycled   int64
-	lastSave   time.Time
-	lastStatus string
-}
-
-func (w *worker) collectCheckpoint() ckptInfo {
-	ci := ckptInfo{lastSave: w.lastSave(), lastStatus: "ok"}
-	c := w.ckpt
-	if c == nil {
-		return ci
-	}
-	hs := c.heap.Stats()
-	ci.heapFiles, ci.heapBytes = hs.Files, hs.Bytes
-	if c.mgr == nil {
-		return ci
-	}
-	ci.stats = c.mgr.Stats()
-	ci.walSince = w.walBytesSinceCheckpoint()
-	ci.dirtyKeys = w.ks.DirtyKeys()
-	ci.recycled = c.recycled
-	if ci.stats.Poisoned || (ci.stats.LastError != "" && ci.stats.InProgress) {
-		ci.lastStatus = "err"
-	}
-	return ci
-}
 
 // writeInfoCheckpoint writes the checkpoint's share of INFO persistence:
 // Redis's rdb_* fields mapped onto checkpoints, then moond's checkpoint_*
@@ -53,16 +18,16 @@ func writeInfoCheckpoint(kv func(string, any), infos []shardInfo, changes int64,
 	status := "ok"
 	var oldest time.Time
 	for i, si := range infos {
-		ci := si.ckpt
-		if oldest.IsZero() || ci.lastSave.Before(oldest) {
-			oldest = ci.lastSave
+		ci := si.shard.Checkpoint
+		if oldest.IsZero() || ci.LastSave.Before(oldest) {
+			oldest = ci.LastSave
 		}
-		if ci.lastStatus != "ok" {
+		if ci.LastStatus != "ok" {
 			status = "err"
 		}
-		files += int64(ci.heapFiles)
-		bytes += ci.heapBytes
-		st := ci.stats
+		files += int64(ci.HeapFiles)
+		bytes += ci.HeapBytes
+		st := ci.Stats
 		redo = append(redo, fmt.Sprint(st.LastRedoLSN))
 		if st.InProgress {
 			inProgress = true
@@ -73,8 +38,8 @@ func writeInfoCheckpoint(kv func(string, any), infos []shardInfo, changes int64,
 		fsyncPending += int64(st.DataFsyncPending)
 		retired += st.VanishedRetired
 		unexpected += st.VanishedUnexpected
-		walSince += ci.walSince
-		recycled += ci.recycled
+		walSince += ci.WALSince
+		recycled += ci.Recycled
 		if st.Completed > 0 {
 			lastDur = max(lastDur, st.LastDurationMs)
 		}
@@ -118,7 +83,7 @@ func writeInfoCheckpoint(kv func(string, any), infos []shardInfo, changes int64,
 func states(infos []shardInfo) []string {
 	out := make([]string, len(infos))
 	for i, si := range infos {
-		out[i] = si.ckpt.stats.State.String()
+		out[i] = si.shard.Checkpoint.Stats.State.String()
 	}
 	return out
 }

@@ -54,7 +54,7 @@ func startFaulty(t *testing.T, backend string, shards int, noSpace, failSync *at
 	cfg := config.Default()
 	cfg.Port, cfg.Shards, cfg.IOBackend, cfg.Dir, cfg.AppendFsync = 0, shards, backend, t.TempDir(), "always"
 	s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	s.walBackend = func(l *runtime.Loop, be runtime.Backend) runtime.Backend {
+	s.wrapBackend = func(l *runtime.Loop, be runtime.Backend) runtime.Backend {
 		return &faultyWAL{Backend: be, loop: l, noSpace: noSpace, failSync: failSync}
 	}
 	if err := s.Start(); err != nil {
@@ -205,7 +205,7 @@ func TestSlowDiskPausesReadersAndResumes(t *testing.T) {
 			s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			s.walBackpressure = 64 << 10
 			var gate *gatedWAL
-			s.walBackend = func(l *runtime.Loop, be runtime.Backend) runtime.Backend {
+			s.wrapBackend = func(l *runtime.Loop, be runtime.Backend) runtime.Backend {
 				gate = &gatedWAL{Backend: be}
 				return gate
 			}
@@ -239,13 +239,13 @@ func TestSlowDiskPausesReadersAndResumes(t *testing.T) {
 					sent <- err
 				}()
 			}
-			if !looptest.Until(t, w.loop, func() bool { return len(w.paused) > 0 }) {
+			if !looptest.Until(t, w.loop, func() bool { return w.sh.PausedReaders() > 0 }) {
 				t.Fatal("no connection paused while the WAL was stuck")
 			}
 			var unwritten int
 			var read int64
 			on(func() {
-				unwritten = w.wal.Appender().Unwritten()
+				unwritten = w.sh.Info().WAL.Unwritten
 				read = w.stats.netInputBytes
 			})
 			if limit := s.walBackpressure + conns*readBufSize*2; unwritten > limit {

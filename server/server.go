@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -14,7 +15,7 @@ import (
 	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/runtime"
 	"github.com/moond-db/moond/server/config"
-	"github.com/moond-db/moond/keyspace"
+	"github.com/moond-db/moond/shard"
 	"github.com/moond-db/moond/uring"
 )
 
@@ -53,16 +54,16 @@ type Server struct {
 	unlock func() // releases the data directory's lock
 
 	// walBackpressure is the unwritten WAL bytes past which a shard stops
-	// reading from its clients (tests lower it).
+	// reading from its clients (tests lower it; 0 is the shard's default).
 	walBackpressure int
 
-	// walBackend, set by tests, wraps the backend the WAL writers use, to
-	// inject I/O faults.
-	walBackend func(*runtime.Loop, runtime.Backend) runtime.Backend
+	// wrapBackend, set by tests, wraps the backend each shard's storage
+	// uses, to inject I/O faults.
+	wrapBackend func(loop *runtime.Loop, be runtime.Backend) runtime.Backend
 
 	// CrashAt is the test-only crash hook (moond --test-crash-at): the
 	// process kills itself at that checkpoint step.
-	CrashAt CrashPoint
+	CrashAt shard.CrashPoint
 }
 
 // bootGCPercent is GOGC while the shards load their data.
@@ -73,8 +74,7 @@ func New(cfg *config.Config, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: log, nshards: cfg.Shards, shutdownReq: make(chan struct{}), runID: newRunID(),
-		walBackpressure: defaultWALBackpressure}
+	s := &Server{cfg: cfg, log: log, nshards: cfg.Shards, shutdownReq: make(chan struct{}), runID: newRunID()}
 	if s.nshards < 1 {
 		s.nshards = 1
 	}
@@ -219,13 +219,15 @@ func (s *Server) Stop() {
 		n++
 		err := w.loop.Call(ctx, func() {
 			w.stop()
-			w.shutdownCheckpoint(func() {
-				w.closeWAL(func(err error) {
-					if err != nil {
-						err = fmt.Errorf("shard %d: %w", w.id, err)
-					}
-					sealed <- err
-				})
+			if w.sh == nil { // the shard did not open
+				sealed <- nil
+				return
+			}
+			w.sh.Close(func(err error) {
+				if err != nil {
+					err = fmt.Errorf("shard %d: %w", w.id, err)
+				}
+				sealed <- err
 			})
 		})
 		if err != nil {
@@ -253,16 +255,31 @@ func (s *Server) Stop() {
 	}
 }
 
-// newKeyspace builds a shard's keyspace from the configuration.
-func (s *Server) newKeyspace(w *worker) *keyspace.Keyspace {
+// shardOptions are shard id's options, from the configuration.
+func (s *Server) shardOptions(id int) shard.Options {
 	s.cfgMu.RLock()
 	defer s.cfgMu.RUnlock()
-	// The keyspace reads the time of the loop's iteration: one clock read
-	// per iteration rather than per command, as Redis caches its time per
-	// event-loop turn.
-	ks := keyspace.NewKeyspace(s.cfg.Databases, func() int64 { return w.loop.Now().UnixMilli() })
-	ks.MaxBulkLen = s.cfg.ProtoMaxBulkLen
-	return ks
+	o := shard.Options{
+		ID:              id,
+		Dir:             filepath.Join(s.cfg.Dir, fmt.Sprintf("shard-%03d", id)),
+		Log:             s.log,
+		Databases:       s.cfg.Databases,
+		ProtoMaxBulkLen: s.cfg.ProtoMaxBulkLen,
+		AppendOnly:      s.cfg.AppendOnly,
+		AppendFsync:     s.cfg.AppendFsync,
+		WALSegmentSize:  s.cfg.WALSegmentSize,
+		WALSalvage:      s.cfg.WALSalvage,
+		PageCacheSize:   s.cfg.PageCacheSize / int64(s.nshards),
+		WALBackpressure: s.walBackpressure,
+		Tunables:        s.shardTunables,
+		Started:         s.started,
+		CrashAt:         s.CrashAt,
+	}
+	if s.wrapBackend != nil {
+		loop := s.workers[id].loop
+		o.WrapBackend = func(be runtime.Backend) runtime.Backend { return s.wrapBackend(loop, be) }
+	}
+	return o
 }
 
 // maxClients and hz are read by the shards on every accept and tick;
@@ -273,16 +290,11 @@ func (s *Server) maxClients() int64 {
 	return int64(s.cfg.MaxClients)
 }
 
-func (s *Server) maxWALSize() int64 {
+// shardTunables are the shards' settings CONFIG SET may change.
+func (s *Server) shardTunables() shard.Tunables {
 	s.cfgMu.RLock()
 	defer s.cfgMu.RUnlock()
-	return s.cfg.MaxWALSize
-}
-
-func (s *Server) checkpointTimeout() time.Duration {
-	s.cfgMu.RLock()
-	defer s.cfgMu.RUnlock()
-	return s.cfg.CheckpointTimeout
+	return shard.Tunables{MaxWALSize: s.cfg.MaxWALSize, CheckpointTimeout: s.cfg.CheckpointTimeout}
 }
 
 func (s *Server) hz() int {

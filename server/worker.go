@@ -5,21 +5,23 @@ import (
 	"net"
 	"time"
 
-	"github.com/moond-db/moond/persistence/wal"
+	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/runtime"
-	"github.com/moond-db/moond/keyspace"
+	"github.com/moond-db/moond/shard"
 )
 
-// worker is one shard of the server: its loop, its keyspace, its listeners
-// and the connections it accepted. Everything in it but loop and id is
-// touched only on the loop's thread.
+// worker is the server's side of one shard: its loop, its listeners, the
+// connections it accepted and the messages it exchanges with the other
+// shards. The shard itself (keyspace and storage) is sh. Everything in it
+// but loop and id is touched only on the loop's thread.
 type worker struct {
 	srv  *Server
 	id   int
 	loop *runtime.Loop
 	be   runtime.Backend
-	ks   *keyspace.Keyspace
+	sh   *shard.Shard
+	ks   *keyspace.Keyspace // sh's keyspace
 
 	listeners   []runtime.FD
 	listenAddrs []net.Addr
@@ -37,20 +39,6 @@ type worker struct {
 	stats   workerStats
 	ticker  *runtime.Timer
 	hz      int
-	changes int64 // writes since the last save (rdb_changes_since_last_save)
-
-	// Persistence (persist.go).
-	wal             *wal.Writer // nil with appendonly no
-	walRecovered    int64       // WAL bytes replayed at boot
-	replayFailures  int64       // records whose replay answered an error
-	replayedData    int64       // data records replayed at boot
-	walBlocked      bool        // the WAL refuses records: writes get MISCONF
-	walLoggedErr    bool        // a write failure was logged and not yet its recovery
-	walLoggedPoison bool
-	curLSN          uint64      // LSN of the last record the running command logged
-	held            []heldReply // replies waiting for fdatasync (appendfsync always)
-	paused          []*conn     // connections not reading while the WAL is behind
-	ckpt            *ckpt       // heap and checkpoints (checkpoint.go); mgr nil with appendonly no
 }
 
 // workerStats are counters INFO sums over the shards.
@@ -84,13 +72,16 @@ func newWorker(srv *Server, id int, loop *runtime.Loop) *worker {
 	return w
 }
 
-// prepare runs on the loop's thread before the shard serves: keyspace,
-// WAL recovery, the WAL writer.
+// prepare runs on the loop's thread before the shard serves: it opens the
+// shard, which recovers its data.
 func (w *worker) prepare() error {
 	w.be = w.loop.Backend()
-	w.ks = w.srv.newKeyspace(w)
-	w.ks.Journal = w.journal
-	return w.recoverShard()
+	sh, err := shard.Open(w.loop, w.srv.shardOptions(w.id))
+	if err != nil {
+		return err
+	}
+	w.sh, w.ks = sh, sh.Keyspace()
+	return nil
 }
 
 // listen runs on the loop's thread: listeners, accept, tick.
@@ -151,22 +142,14 @@ func (w *worker) onAccept(fd runtime.FD) {
 // addrs returns the peer and local address of a connection, as CLIENT LIST
 // shows them.
 func (w *worker) addrs(fd runtime.FD) (string, string) {
-	type addrer interface {
-		RemoteAddr(runtime.FD) net.Addr
-		LocalAddr(runtime.FD) net.Addr
+	return addrString(w.be.RemoteAddr(fd)), addrString(w.be.LocalAddr(fd))
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
 	}
-	if a, ok := w.be.(addrer); ok {
-		r, l := a.RemoteAddr(fd), a.LocalAddr(fd)
-		rs, ls := "", ""
-		if r != nil {
-			rs = r.String()
-		}
-		if l != nil {
-			ls = l.String()
-		}
-		return rs, ls
-	}
-	return "", ""
+	return a.String()
 }
 
 func (w *worker) removeConn(c *conn) {
@@ -176,61 +159,25 @@ func (w *worker) removeConn(c *conn) {
 	}
 }
 
-// tick runs hz times a second: active expiry within a bounded slice of time.
+// tick runs hz times a second: the shard's periodic work, with Redis's
+// budget for the active expire cycle (25% of each tick at most).
 func (w *worker) tick() {
 	if hz := w.srv.hz(); hz != w.hz { // CONFIG SET hz
 		w.hz = hz
 		w.ticker.Stop()
 		w.ticker = w.loop.Every(time.Second/time.Duration(hz), w.tick)
 	}
-	// Redis gives the active expire cycle 25% of each tick at most.
-	budget := time.Second / time.Duration(w.hz) / 4
+	var budget time.Duration
 	if w.srv.activeExpire.Load() {
-		w.ks.ActiveExpire(budget)
+		budget = time.Second / time.Duration(w.hz) / 4
 	}
-	if w.ckpt != nil && w.ckpt.mgr != nil {
-		w.ckpt.maxWAL = w.srv.maxWALSize()
-		w.ckpt.mgr.SetInterval(w.srv.checkpointTimeout())
-		w.ckpt.mgr.Tick()
-	}
+	w.sh.Tick(budget)
 }
 
-// journal receives every effective write in deterministic form.
-func (w *worker) journal(db int, args [][]byte) {
-	w.changes++
-	w.walAppend(db, args)
-}
-
-// execData runs a data command on this shard's keyspace and returns the
-// LSN of the last WAL record it produced (0 for none). While the WAL cannot
-// take records, write commands are refused with MISCONF, as Redis refuses
-// them when its AOF cannot be written.
+// execData runs a data command on this shard and returns the LSN of the
+// last WAL record it produced (0 for none).
 func (w *worker) execData(cl *keyspace.Client, args [][]byte, out *resp.Writer) uint64 {
-	return w.execSpec(cl, keyspace.Lookup(args[0]), args, out)
-}
-
-// execSpec is execData for a command already looked up (spec may be nil).
-func (w *worker) execSpec(cl *keyspace.Client, spec *keyspace.CommandSpec, args [][]byte, out *resp.Writer) uint64 {
-	if w.walBlocked && isWriteCommand(spec) {
-		out.Error(w.misconf())
-		return 0
-	}
-	w.curLSN = 0
-	w.ks.ExecSpec(cl, spec, args, out)
-	return w.curLSN
-}
-
-// isWriteCommand reports whether the command may change data.
-func isWriteCommand(spec *keyspace.CommandSpec) bool {
-	if spec == nil {
-		return false
-	}
-	for _, f := range spec.Flags {
-		if f == "write" {
-			return true
-		}
-	}
-	return false
+	return w.sh.Exec(cl, keyspace.Lookup(args[0]), args, out)
 }
 
 // stop closes listeners and connections; runs on the loop's thread.

@@ -15,15 +15,13 @@ import (
 	"os"
 	"os/signal"
 	goruntime "runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 
-	"github.com/moond-db/moond/persistence/checkpoint"
 	"github.com/moond-db/moond/persistence/wal"
 	"github.com/moond-db/moond/server"
 	"github.com/moond-db/moond/server/config"
+	"github.com/moond-db/moond/shard"
 	"github.com/moond-db/moond/uring"
 )
 
@@ -148,8 +146,8 @@ Options are named like redis.conf directives (--port, --bind, --dir, --requirepa
 // the N-th checkpoint a shard begins (default 1). The end-to-end tests use
 // it to crash inside a checkpoint on purpose; it is not a configuration
 // parameter (CONFIG GET does not know it).
-func takeCrashFlag(args []string) ([]string, server.CrashPoint, error) {
-	var cp server.CrashPoint
+func takeCrashFlag(args []string) ([]string, shard.CrashPoint, error) {
+	var cp shard.CrashPoint
 	out := args[:0:0]
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -165,17 +163,9 @@ func takeCrashFlag(args []string) ([]string, server.CrashPoint, error) {
 			out = append(out, a)
 			continue
 		}
-		step, n, hasN := strings.Cut(v, "@")
-		cp.Step, cp.Checkpoint = checkpoint.Step(step), 1
-		if hasN {
-			k, err := strconv.Atoi(n)
-			if err != nil || k < 1 {
-				return nil, cp, fmt.Errorf("--test-crash-at %q: bad checkpoint number", v)
-			}
-			cp.Checkpoint = k
-		}
-		if !slices.Contains(checkpoint.Steps, cp.Step) {
-			return nil, cp, fmt.Errorf("--test-crash-at %q: unknown step (one of %v)", v, checkpoint.Steps)
+		var err error
+		if cp, err = shard.ParseCrashPoint(v); err != nil {
+			return nil, cp, fmt.Errorf("--test-crash-at: %w", err)
 		}
 	}
 	return out, cp, nil

@@ -1,0 +1,103 @@
+package shard
+
+import "github.com/moond-db/moond/persistence/wal"
+
+// The acknowledgement rule, in one place: a reply that depends on a write
+// leaves only once the WAL holds the write's record — durably under
+// appendfsync always, written (in the kernel's page cache, so that it
+// survives the process being killed, as Redis's AOF write() before replying
+// does) otherwise. A write whose record can never be made durable (the WAL
+// is poisoned) is never acknowledged.
+
+// heldReply is a reply that may leave only once the WAL holds lsn. fail
+// runs instead of release when the WAL is poisoned before it does.
+type heldReply struct {
+	lsn     uint64
+	release func()
+	fail    func()
+}
+
+// ackedLSN is how far the WAL must have got before a write is acknowledged.
+func (s *Shard) ackedLSN() uint64 {
+	app := s.wal.Appender()
+	if s.wal.Policy == wal.FsyncAlways {
+		return app.DurableLSN()
+	}
+	return app.WrittenLSN()
+}
+
+// WhenDurable runs release once the WAL holds every record up to lsn (see
+// above): at once when it already does, or when lsn is 0. It runs fail
+// instead when the records can never be made durable (the WAL is
+// poisoned). Either runs on the loop's thread. LSNs only grow, so the queue
+// stays sorted.
+func (s *Shard) WhenDurable(lsn uint64, release, fail func()) {
+	if s.wal == nil || lsn <= s.ackedLSN() {
+		release()
+		return
+	}
+	if s.wal.Appender().Poisoned() != nil {
+		fail()
+		return
+	}
+	s.held = append(s.held, heldReply{lsn: lsn, release: release, fail: fail})
+}
+
+// walProgress runs when the WAL's written or durable LSN moved or its
+// error state changed: release held replies, resume paused readers, update
+// whether writes are refused.
+func (s *Shard) walProgress() {
+	app := s.wal.Appender()
+	s.logWALState(app)
+	s.refusing = app.Poisoned() != nil || app.LastError() != nil || s.heapPoisoned() != nil
+	if s.ckpt != nil && s.ckpt.barrier != nil {
+		s.ckpt.barrier.Progress()
+	}
+	acked := s.ackedLSN()
+	for len(s.held) > 0 && s.held[0].lsn <= acked {
+		h := s.held[0]
+		s.held[0] = heldReply{}
+		s.held = s.held[1:]
+		h.release()
+	}
+	if app.Poisoned() != nil && len(s.held) > 0 {
+		// These writes will never be durable: nothing may acknowledge them.
+		held := s.held
+		s.held = nil
+		for _, h := range held {
+			h.fail()
+		}
+	}
+	s.resumeReaders()
+}
+
+// ReadsPaused reports whether connections must stop reading: too much WAL
+// is unwritten, or the WAL reached --max-wal-size while a checkpoint runs
+// (walfull.go). A connection that finds it true waits with WhenReadable.
+func (s *Shard) ReadsPaused() bool {
+	if s.wal == nil {
+		return false
+	}
+	return s.wal.Appender().Unwritten() > s.o.WALBackpressure || (s.ckpt != nil && s.ckpt.walFull)
+}
+
+// WhenReadable runs fn, on the loop's thread, once reading may go on: the
+// unwritten WAL is below half the back-pressure mark and the WAL is not
+// full.
+func (s *Shard) WhenReadable(fn func()) { s.readable = append(s.readable, fn) }
+
+// PausedReaders is how many connections wait in WhenReadable.
+func (s *Shard) PausedReaders() int { return len(s.readable) }
+
+// resumeReaders restarts the paused connections once neither reason of
+// ReadsPaused holds.
+func (s *Shard) resumeReaders() {
+	if len(s.readable) == 0 || s.wal.Appender().Unwritten() >= s.o.WALBackpressure/2 || (s.ckpt != nil && s.ckpt.walFull) {
+		return
+	}
+	waiting := s.readable
+	s.readable = nil
+	for _, fn := range waiting {
+		fn()
+	}
+}

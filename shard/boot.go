@@ -1,0 +1,224 @@
+package shard
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/moond-db/moond/persistence/checkpoint"
+	"github.com/moond-db/moond/persistence/heap"
+	"github.com/moond-db/moond/persistence/recovery"
+	"github.com/moond-db/moond/persistence/vfs"
+	"github.com/moond-db/moond/persistence/wal"
+	"github.com/moond-db/moond/resp"
+	"github.com/moond-db/moond/runtime"
+)
+
+// The boot of a shard: lock-free (the server holds the directory's lock),
+// on the shard's own thread. Control file (redo point) → manifest →
+// torn-page repair from full-page images at or above redo → the heap's
+// records into the keyspace → WAL replay from redo under the per-key LSN
+// rule → the WAL writer continues the log → checkpoints start.
+
+// walDir is the shard's WAL directory.
+func (s *Shard) walDir() string { return filepath.Join(s.o.Dir, "wal") }
+
+// heapDir is the shard's heap directory.
+func (s *Shard) heapDir() string { return filepath.Join(s.o.Dir, heap.DirName) }
+
+// boot restores the keyspace from the heap and the WAL (see loadPersisted)
+// and, with persistence on, opens the writer that continues the log and the
+// checkpoints that bound it.
+func (s *Shard) boot() error {
+	for _, d := range []string{s.walDir(), s.heapDir()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("shard %d: %w", s.id, err)
+		}
+	}
+	res, st, superseded, err := s.loadPersisted()
+	if err != nil {
+		return err
+	}
+	for _, sk := range res.Skipped {
+		s.log.Error("WAL salvage skipped damaged history", "shard", s.id, "skipped", sk.String())
+	}
+	if res.Truncated != nil {
+		s.log.Warn("WAL torn tail truncated (the normal shape of a crash)", "shard", s.id, "truncated", fmt.Sprintf("%+v", *res.Truncated))
+	}
+	if res.Applied > 0 {
+		s.log.Info("WAL replayed", "shard", s.id, "records", s.replayedData, "checkpoint_records", res.Applied-s.replayedData, "bytes", res.Bytes,
+			"elapsed", res.Elapsed.String(), "next_lsn", res.NextLSN, "redo", st.Redo)
+	}
+	s.walRecovered = res.Bytes
+	if !s.o.AppendOnly {
+		return nil
+	}
+	policy, err := wal.ParseFsyncPolicy(s.o.AppendFsync)
+	if err != nil {
+		return err
+	}
+	app := wal.NewAppender(wal.AppenderOptions{Shard: uint32(s.id), SegmentSize: s.o.WALSegmentSize, NextLSN: res.NextLSN, Prev: res.Tail})
+	s.wal = wal.NewWriter(s.loop, s.be, app, s.walDir(), policy)
+	s.wal.OnProgress = s.walProgress
+	s.loop.BeforeWait(s.wal.Kick)
+	s.startCheckpoints(st, superseded)
+	return nil
+}
+
+// loadPersisted loads the heap into the keyspace, then replays the WAL from
+// the redo point. It returns the WAL's recovery result, the recovered
+// state and the heap records that newer ones superseded (freed once a
+// checkpoint covers them); the caller opens the writer.
+func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.RecordID, error) {
+	cache := heap.NewCache(max(s.o.PageCacheSize, 1<<20))
+	var superseded []heap.RecordID
+	heads := recordHeads{dir: s.heapDir()}
+	defer heads.close()
+	loaded := int64(0)
+	st, err := recovery.Open(recovery.Options{
+		ShardDir: s.o.Dir,
+		Shard:    uint32(s.id),
+		Cache:    cache,
+		Log:      s.log.With("shard", s.id),
+		OnRedo:   func(redo uint64) { s.ks.BeginLoad(redo, heads.keyLSN) },
+		OnRecord: func(r *heap.ScanRecord) error {
+			sup, dup, err := s.ks.LoadRecord(r)
+			if err != nil {
+				return err
+			}
+			if dup {
+				superseded = append(superseded, sup)
+			}
+			loaded++
+			return nil
+		},
+	})
+	if err != nil {
+		s.ks.EndLoad()
+		return nil, nil, nil, fmt.Errorf("shard %d: %w", s.id, err)
+	}
+	if loaded > 0 {
+		s.log.Info("heap loaded", "shard", s.id, "keys", loaded, "redo", st.Redo, "files", len(st.Files))
+	}
+	res, err := wal.Recover(wal.RecoverOptions{
+		Dir:     s.walDir(),
+		Shard:   uint32(s.id),
+		Redo:    st.Redo,
+		Floor:   st.Control.CheckpointLSN + 1,
+		Salvage: s.o.WALSalvage || os.Getenv(wal.SalvageEnv) == "1",
+		Apply:   s.replayer(st.Redo),
+		Progress: func(p wal.Progress) {
+			s.log.Info("recovering WAL", "shard", s.id, "segment", p.Segment, "records", p.Records,
+				"MB/s", fmt.Sprintf("%.1f", p.MBPerSec()))
+		},
+	})
+	s.ks.EndLoad()
+	if err != nil {
+		st.Heap.Close()
+		return nil, nil, nil, fmt.Errorf("shard %d: WAL recovery: %w", s.id, err)
+	}
+	s.ckpt = &ckpt{heap: st.Heap, man: st.Manifest, bootSave: st.LastCheckpoint,
+		loading: make(map[heap.PageID]bool), readFDs: make(map[uint32]runtime.FD)}
+	segs, err := listSegments(s.walDir())
+	if err != nil {
+		st.Heap.Close()
+		return nil, nil, nil, fmt.Errorf("shard %d: %w", s.id, err)
+	}
+	s.ckpt.segs = segs
+	// The WAL above the redo point that recovery read counts toward
+	// --max-wal-size until the next checkpoint publishes.
+	s.ckpt.bytesAtPublished = -res.Bytes
+	return res, st, superseded, nil
+}
+
+// replayer returns the function that applies one WAL record above redo to
+// the keyspace. Data records run through the keyspace's Replay (which
+// applies a record to a key only when it is newer than the key's heap
+// version); of the checkpoint's records, the database map logged at the
+// redo point is the map replay starts from (absent: the identity), and
+// full-page images were used by recovery.Open already.
+func (s *Shard) replayer(redo uint64) func(lsn uint64, typ wal.RecordType, payload []byte) error {
+	var out resp.Writer
+	var args [][]byte
+	return func(lsn uint64, typ wal.RecordType, payload []byte) error {
+		if typ != wal.RecordData {
+			if lsn == redo && len(payload) > 0 && payload[0] == checkpoint.KindDBMap {
+				m, err := checkpoint.DecodeDBMap(payload)
+				if err == nil {
+					err = s.ks.SetDBMap(m)
+				}
+				if err != nil {
+					return fmt.Errorf("record %d: database map: %w", lsn, err)
+				}
+			}
+			return nil
+		}
+		s.replayedData++
+		db, a, err := wal.DecodeCommandInto(args[:0], payload)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", lsn, err)
+		}
+		args = a
+		if db >= s.ks.NumDBs() {
+			return fmt.Errorf("record %d: database %d, but the server has %d (--databases)", lsn, db, s.ks.NumDBs())
+		}
+		out.Reset()
+		s.ks.Replay(lsn, db, args, &out)
+		if len(out.Buf) > 0 && out.Buf[0] == '-' {
+			s.replayFailures++
+			if s.replayFailures <= 10 {
+				s.log.Error("WAL record failed to replay", "shard", s.id, "lsn", lsn, "reply", string(out.Buf))
+			}
+		}
+		return nil
+	}
+}
+
+// recordHeads reads the heads of heap records during the load, through
+// read-only handles opened on first use.
+type recordHeads struct {
+	dir     string
+	readers map[uint32]*heap.File
+}
+
+// keyLSN is the key LSN of the heap record id.
+func (r *recordHeads) keyLSN(id heap.RecordID) (uint64, error) {
+	if r.readers == nil {
+		r.readers = make(map[uint32]*heap.File)
+	}
+	f := r.readers[id.File]
+	if f == nil {
+		var err error
+		if f, err = heap.OpenFile(vfs.Default, r.dir, id.File); err != nil {
+			return 0, err
+		}
+		r.readers[id.File] = f
+	}
+	h, err := f.RecordHead(id)
+	return h.KeyLSN, err
+}
+
+func (r *recordHeads) close() {
+	for _, f := range r.readers {
+		f.Close()
+	}
+}
+
+// listSegments returns the first LSNs of the WAL segments in dir, ascending.
+func listSegments(dir string) ([]uint64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("list WAL segments: %w", err)
+	}
+	var firsts []uint64
+	for _, e := range ents {
+		if lsn, ok := wal.ParseSegmentName(e.Name()); ok {
+			firsts = append(firsts, lsn)
+		}
+	}
+	slices.Sort(firsts)
+	return firsts, nil
+}

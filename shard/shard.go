@@ -1,0 +1,192 @@
+package shard
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/moond-db/moond/keyspace"
+	"github.com/moond-db/moond/persistence/wal"
+	"github.com/moond-db/moond/resp"
+	"github.com/moond-db/moond/runtime"
+)
+
+// Options configure a shard. The server builds them from its configuration;
+// what CONFIG SET may change later is read through Tunables.
+type Options struct {
+	ID  int
+	Dir string // the shard's own directory, <dir>/shard-NNN
+	Log *slog.Logger
+
+	Databases       int
+	ProtoMaxBulkLen int64
+
+	AppendOnly     bool   // persistence on: a WAL, a heap, checkpoints
+	AppendFsync    string // always | everysec | no
+	WALSegmentSize int64
+	WALSalvage     bool  // boot past a damaged WAL segment (--wal-salvage)
+	PageCacheSize  int64 // this shard's share of --pagecache-size
+	// WALBackpressure is how many unwritten WAL bytes the shard tolerates
+	// before its readers pause (ReadsPaused); 0 means the default.
+	WALBackpressure int
+
+	// Tunables returns the settings CONFIG SET may change; the shard reads
+	// them at every tick. Nil means the zero Tunables.
+	Tunables func() Tunables
+
+	// Started is when the server started: the last save time before the
+	// first checkpoint, as Redis reports its start before any save.
+	Started time.Time
+
+	// CrashAt is the test-only crash hook (moond --test-crash-at).
+	CrashAt CrashPoint
+
+	// WrapBackend, when set, wraps the backend the shard's storage I/O
+	// uses (tests inject faults with it).
+	WrapBackend func(runtime.Backend) runtime.Backend
+}
+
+// Tunables are the shard's settings that may change while it runs.
+type Tunables struct {
+	MaxWALSize        int64         // --max-wal-size; 0 for no size trigger
+	CheckpointTimeout time.Duration // --checkpoint-timeout
+}
+
+// defaultWALBackpressure is how many unwritten WAL bytes a shard tolerates
+// before it stops reading from its clients; reading resumes below half of
+// it.
+const defaultWALBackpressure = 64 << 20
+
+// Shard is one shard: its keyspace and its storage. Everything in it is
+// touched only on its loop's thread.
+type Shard struct {
+	o    Options
+	id   int
+	log  *slog.Logger
+	loop *runtime.Loop
+	be   runtime.Backend // storage I/O (Options.WrapBackend applied)
+	ks   *keyspace.Keyspace
+
+	changes int64 // writes since the last save (rdb_changes_since_last_save)
+
+	// The log (log.go, ack.go, refusal.go).
+	wal             *wal.Writer // nil with appendonly no
+	walRecovered    int64       // WAL bytes replayed at boot
+	replayFailures  int64       // records whose replay answered an error
+	replayedData    int64       // data records replayed at boot
+	refusing        bool        // writes get MISCONF (refusal.go)
+	walLoggedErr    bool        // a write failure was logged and not yet its recovery
+	walLoggedPoison bool
+	held            []heldReply // replies waiting for the WAL (ack.go)
+	readable        []func()    // readers paused until ReadsPaused turns false
+
+	ckpt *ckpt // heap and checkpoints (checkpoint.go); mgr nil with appendonly no
+}
+
+// Open builds the shard on loop and restores its data: the heap, then the
+// WAL above the redo point. With persistence on it then opens the WAL
+// writer and the checkpoint manager. It runs on the loop's thread, before
+// the shard serves; shards open in parallel.
+func Open(loop *runtime.Loop, o Options) (*Shard, error) {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Tunables == nil {
+		o.Tunables = func() Tunables { return Tunables{} }
+	}
+	if o.WALBackpressure <= 0 {
+		o.WALBackpressure = defaultWALBackpressure
+	}
+	s := &Shard{o: o, id: o.ID, log: o.Log, loop: loop, be: loop.Backend()}
+	if o.WrapBackend != nil {
+		s.be = o.WrapBackend(s.be)
+	}
+	// The keyspace reads the time of the loop's iteration: one clock read
+	// per iteration rather than per command, as Redis caches its time per
+	// event-loop turn.
+	s.ks = keyspace.NewKeyspace(o.Databases, func() int64 { return loop.Now().UnixMilli() })
+	s.ks.MaxBulkLen = o.ProtoMaxBulkLen
+	s.ks.Log = s
+	if err := s.boot(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ID is the shard's number.
+func (s *Shard) ID() int { return s.id }
+
+// Keyspace is the shard's data, for what reads it without changing it
+// (INFO, SCAN cursors, read-ahead) and for the server's commands that act
+// on it. Writes go through Exec, so that they are logged and refused as
+// the shard's state requires.
+func (s *Shard) Keyspace() *keyspace.Keyspace { return s.ks }
+
+// Exec runs a data command on the shard's keyspace and returns the LSN of
+// the last WAL record it produced (0 for none); a reply that depends on it
+// may leave only through WhenDurable. While the shard cannot log, write
+// commands are refused with MISCONF, as Redis refuses them when its AOF
+// cannot be written. spec is keyspace.Lookup(args[0]) (nil when unknown).
+func (s *Shard) Exec(cl *keyspace.Client, spec *keyspace.CommandSpec, args [][]byte, out *resp.Writer) uint64 {
+	if s.refusing && isWriteCommand(spec) {
+		out.Error(s.Misconf())
+		return 0
+	}
+	return s.ks.ExecSpec(cl, spec, args, out)
+}
+
+// isWriteCommand reports whether the command may change data.
+func isWriteCommand(spec *keyspace.CommandSpec) bool {
+	if spec == nil {
+		return false
+	}
+	for _, f := range spec.Flags {
+		if f == "write" {
+			return true
+		}
+	}
+	return false
+}
+
+// Tick runs the shard's periodic work, hz times a second: active expiry
+// within expireBudget (none when it is 0), and the checkpoint's step.
+func (s *Shard) Tick(expireBudget time.Duration) {
+	if expireBudget > 0 {
+		s.ks.ActiveExpire(expireBudget)
+	}
+	if s.ckpt != nil && s.ckpt.mgr != nil {
+		t := s.o.Tunables()
+		s.ckpt.maxWAL = t.MaxWALSize
+		s.ckpt.mgr.SetInterval(t.CheckpointTimeout)
+		s.ckpt.mgr.Tick()
+	}
+}
+
+// Close runs the shutdown checkpoint (waiting for an outstanding heap
+// fsync at most 5 s), seals the WAL (waiting for the writes and fsyncs in
+// flight) and releases the heap's files; done runs on the loop's thread
+// with the error of the seal.
+func (s *Shard) Close(done func(error)) {
+	s.shutdownCheckpoint(func() {
+		if s.wal == nil {
+			s.closeHeap()
+			done(nil)
+			return
+		}
+		s.wal.Close(func(err error) {
+			s.closeHeap()
+			done(err)
+		})
+	})
+}
+
+// SetFsyncPolicy applies CONFIG SET appendfsync ("always", "everysec" or
+// "no") on this shard.
+func (s *Shard) SetFsyncPolicy(name string) error {
+	p, err := wal.ParseFsyncPolicy(name)
+	if err != nil || s.wal == nil {
+		return err
+	}
+	s.wal.Policy = p
+	s.walProgress() // replies held for an fdatasync may only need the write now
+	return nil
+}
