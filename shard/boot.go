@@ -82,7 +82,7 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 		ShardDir: s.o.Dir,
 		Shard:    uint32(s.id),
 		Cache:    cache,
-		Log:      s.log.With("shard", s.id),
+		Log:      s.log, // recovery names the shard in its lines
 		OnRedo:   func(redo uint64) { s.ks.BeginLoad(redo, heads.keyLSN) },
 		OnRecord: func(r *heap.ScanRecord) error {
 			sup, dup, err := s.ks.LoadRecord(r)

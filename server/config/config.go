@@ -42,7 +42,6 @@ type Config struct {
 	Shards      int
 	IOBackend   string // auto | uring | pool
 	CPUAffinity bool
-	MetricsAddr string
 	// UringDeferTaskrun asks io_uring for IORING_SETUP_DEFER_TASKRUN
 	// (completions run only when the shard enters the kernel). On by
 	// default; off for measuring its effect.
