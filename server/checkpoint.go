@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/moond-db/moond/persistence/checkpoint"
+	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/manifest"
 	"github.com/moond-db/moond/persistence/recovery"
@@ -177,7 +178,7 @@ func (w *worker) dbMapRecord() []byte {
 	if w.ks.IdentityDBMap() {
 		return nil
 	}
-	return checkpoint.AppendDBMap(nil, w.ks.DBMap())
+	return record.AppendDBMap(nil, w.ks.DBMap())
 }
 
 func (w *worker) checkpointBegan(redo uint64) {

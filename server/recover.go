@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/moond-db/moond/persistence/checkpoint"
+	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/recovery"
 	"github.com/moond-db/moond/persistence/vfs"
@@ -87,8 +87,8 @@ func (w *worker) recoverPersisted(walDir string) (*wal.RecoverResult, *recovery.
 				// Full-page images were used by recovery.Open. The
 				// database map logged at the redo point is the map
 				// replay starts from (absent: the identity).
-				if lsn == st.Redo && len(payload) > 0 && payload[0] == checkpoint.KindDBMap {
-					m, err := checkpoint.DecodeDBMap(payload)
+				if lsn == st.Redo && len(payload) > 0 && payload[0] == record.KindDBMap {
+					m, err := record.DecodeDBMap(payload)
 					if err == nil {
 						err = w.ks.SetDBMap(m)
 					}

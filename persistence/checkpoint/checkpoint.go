@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/control"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/manifest"
@@ -694,7 +695,7 @@ func (m *Manager) flushBatch(batch []*heap.Frame) bool {
 	for _, f := range batch {
 		if f.FPIPending() {
 			fpis = true
-			lsn, err := m.o.WAL.Append(wal.RecordCheckpoint, AppendFPI(nil, &f.Page))
+			lsn, err := m.o.WAL.Append(wal.RecordCheckpoint, record.AppendFPI(nil, &f.Page))
 			if err != nil {
 				m.pass.Failed++
 				m.stats.PagesFailed++
@@ -992,7 +993,7 @@ func (m *Manager) finalStep() bool {
 		})
 	case 2: // checkpoint record, durable
 		if m.ckptLSN == 0 {
-			lsn, err := m.o.WAL.Append(wal.RecordCheckpoint, AppendEnd(nil, m.redo))
+			lsn, err := m.o.WAL.Append(wal.RecordCheckpoint, record.AppendEnd(nil, m.redo))
 			if err != nil {
 				m.retryLater(fmt.Errorf("checkpoint: append checkpoint record: %w", err))
 				return false

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/control"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/manifest"
@@ -64,7 +65,7 @@ func TestCheckpointPublishesRedoAndWritesHeapManifestAndControl(t *testing.T) {
 		var found bool
 		e.on(func() {
 			for _, p := range e.wal.payloads {
-				if r, err := DecodeEnd(p); err == nil && r == redo {
+				if r, err := record.DecodeEnd(p); err == nil && r == redo {
 					found = true
 				}
 			}
@@ -106,7 +107,7 @@ func TestNoFinalizeOverAPageWhoseFPIFailed(t *testing.T) {
 	failed := false
 	e.on(func() {
 		e.wal.appendErr = func(p []byte) error {
-			if p[0] == KindFPI && !failed {
+			if p[0] == record.KindFPI && !failed {
 				failed = true
 				return errors.New("injected: FPI append failed")
 			}
@@ -527,26 +528,6 @@ func TestDeletedKeyIsFreedInTheCheckpointThatCoversTheDelete(t *testing.T) {
 	})
 }
 
-func TestFPIAndEndPayloadsRoundTrip(t *testing.T) {
-	var p heap.Page
-	p.Init(heap.PageKV, 7, 3)
-	p.RaiseLSN(42)
-	b := AppendFPI(nil, &p)
-	id, img, err := DecodeFPI(b)
-	if err != nil || id != (heap.PageID{File: 7, Page: 3}) {
-		t.Fatal(id, err)
-	}
-	if _, err := heap.CheckPage(img, 7, 3); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := DecodeEnd(AppendEnd(nil, 99)); err != nil || r != 99 {
-		t.Fatal(r, err)
-	}
-	if _, err := DecodeEnd(b); err == nil {
-		t.Fatal("FPI decoded as end record")
-	}
-}
-
 func TestRecyclableKeepsEverySegmentHoldingLSNsAtOrAboveRedo(t *testing.T) {
 	firsts := []uint64{1, 100, 200, 300}
 	for _, c := range []struct {
@@ -709,13 +690,13 @@ func TestCheckpointPassesEveryCrashStepInOrder(t *testing.T) {
 // it would restart replay with the wrong map), and the tick retries.
 func TestBeginRecordIsLoggedAtTheRedoPoint(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
-		dbmap := AppendDBMap(nil, []int{1, 0, 2})
+		dbmap := record.AppendDBMap(nil, []int{1, 0, 2})
 		e := newEnv(t, kind, envOpts{beginRecord: func() []byte { return dbmap }})
 		e.fill("k", 20, 100)
 		failures := 1
 		e.on(func() {
 			e.wal.appendErr = func(p []byte) error {
-				if p[0] == KindDBMap && failures > 0 {
+				if p[0] == record.KindDBMap && failures > 0 {
 					failures--
 					return errors.New("injected: WAL refuses records")
 				}
@@ -736,7 +717,7 @@ func TestBeginRecordIsLoggedAtTheRedoPoint(t *testing.T) {
 		redo := e.published1()
 		var payload []byte
 		e.on(func() { payload = e.wal.payloads[redo-1] }) // the fake WAL's LSNs start at 1
-		m, err := DecodeDBMap(payload)
+		m, err := record.DecodeDBMap(payload)
 		if err != nil || !slices.Equal(m, []int{1, 0, 2}) {
 			t.Fatalf("record at the redo point %d: %v, %v", redo, m, err)
 		}
@@ -748,18 +729,4 @@ func TestBeginRecordIsLoggedAtTheRedoPoint(t *testing.T) {
 			t.Fatalf("after the retried checkpoint: state %v, %d begins, want idle and 1", st, begins)
 		}
 	})
-}
-
-func TestDBMapPayloadRoundTrip(t *testing.T) {
-	for _, m := range [][]int{{0}, {3, 1, 0, 2}, make([]int, 300)} {
-		got, err := DecodeDBMap(AppendDBMap(nil, m))
-		if err != nil || !slices.Equal(got, m) {
-			t.Fatalf("%v -> %v, %v", m, got, err)
-		}
-	}
-	for _, bad := range [][]byte{nil, {KindEnd}, {KindDBMap}, {KindDBMap, 2, 0}, {KindDBMap, 1, 0, 7}} {
-		if _, err := DecodeDBMap(bad); !errors.Is(err, ErrPayload) {
-			t.Fatalf("DecodeDBMap(%v) = %v, want ErrPayload", bad, err)
-		}
-	}
 }

@@ -44,8 +44,8 @@
 // # WAL records
 //
 // Full-page images and checkpoint-end records are wal.RecordCheckpoint
-// records whose first payload byte is KindFPI or KindEnd (see AppendFPI,
-// AppendEnd).
+// records whose first payload byte is record.KindFPI or record.KindEnd;
+// their formats live in package record, which recovery imports too.
 //
 // The Manager is used from the loop's thread only.
 package checkpoint

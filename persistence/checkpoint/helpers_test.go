@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/manifest"
 	"github.com/moond-db/moond/persistence/wal"
@@ -199,7 +200,7 @@ func (w *fakeWAL) WriteAfter(lsn uint64, ops []runtime.Op, done func([]runtime.R
 func (w *fakeWAL) fpis() int {
 	n := 0
 	for _, p := range w.payloads {
-		if len(p) > 0 && p[0] == KindFPI {
+		if len(p) > 0 && p[0] == record.KindFPI {
 			n++
 		}
 	}
