@@ -730,3 +730,75 @@ func TestBeginRecordIsLoggedAtTheRedoPoint(t *testing.T) {
 		}
 	})
 }
+
+// Every batch's WAL barrier reaches the full-page images the batch
+// appended, not only its pages' LSNs: a page written before its image is
+// durable can tear with nothing in the log to repair it.
+func TestFlushBarrierCoversTheBatchFullPageImages(t *testing.T) {
+	for _, unlinked := range []bool{false, true} {
+		t.Run(map[bool]string{false: "linked", true: "unlinked"}[unlinked], func(t *testing.T) {
+			e := newEnv(t, runtime.KindPool, envOpts{batchPages: 2, unlinked: unlinked})
+			e.fill("k", 40, 300)
+			if err := e.wait(e.save()); err != nil {
+				t.Fatal(err)
+			}
+			e.fill("k", 40, 310) // the pages are on disk now: their next writes log images
+			if err := e.wait(e.save()); err != nil {
+				t.Fatal(err)
+			}
+			var fpis int
+			var uncovered []string
+			e.on(func() { fpis, uncovered = e.wal.fpis(), e.wal.uncovered })
+			if fpis == 0 {
+				t.Fatal("no full-page image logged: the test tests nothing")
+			}
+			if len(uncovered) > 0 {
+				t.Fatalf("%d barriers below their batch's full-page images: %v", len(uncovered), uncovered)
+			}
+		})
+	}
+}
+
+// A WAL failure that cancels a batch's linked page writes is what
+// LastError reports, not the cancellations it caused.
+func TestLinkedWritesCanceledByTheWALKeepTheWALErrorInLastError(t *testing.T) {
+	e := newEnv(t, runtime.KindPool, envOpts{})
+	e.fill("k", 10, 100)
+	e.on(func() { e.wal.barrierErr, e.wal.cancelRes = syscall.EIO, true })
+	ch := e.save()
+	e.waitFor("a failed pass", func() bool { return e.m.Stats().PagesFailed > 0 })
+	var last string
+	e.on(func() { last = e.m.Stats().LastError })
+	if !strings.Contains(last, "WAL barrier") || !strings.Contains(last, syscall.EIO.Error()) {
+		t.Fatalf("LastError %q, want the WAL barrier's %v", last, syscall.EIO)
+	}
+	e.on(func() { e.wal.barrierErr = nil; e.m.Tick() })
+	if err := e.wait(ch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A manifest-listed heap file found missing whose tombstone fails leaves
+// both in LastError: the loss, and the tombstone's error.
+func TestVanishedFileWhoseTombstoneFailsKeepsBothErrors(t *testing.T) {
+	e := newEnv(t, runtime.KindPool, envOpts{})
+	e.fill("k", 10, 100)
+	if err := e.wait(e.save()); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	e.on(func() {
+		if !e.man.IsLive(1) {
+			t.Error("heap file 1 not live in the manifest")
+		}
+		// Redo 0 is a checkpoint the manifest refuses to tombstone at.
+		e.m.redo = 0
+		e.m.vanish(1)
+		last = e.m.Stats().LastError
+	})
+	for _, want := range []string{"vanished while the manifest lists it", "tombstone"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("LastError %q lacks %q", last, want)
+		}
+	}
+}

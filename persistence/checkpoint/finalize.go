@@ -13,35 +13,36 @@ import (
 	"github.com/moond-db/moond/runtime"
 )
 
-// finalStep runs the finalize steps in order; a failed one is retried.
+// finalStep runs the finalize steps in order (finalizeStep); a failed one
+// is retried.
 func (m *Manager) finalStep() bool {
-	switch m.finStep {
-	case 0: // new heap files' directory entries before the manifest names them
+	switch m.fin {
+	case finSyncDir: // new heap files' directory entries before the manifest names them
 		if !m.created {
-			m.finStep = 1
+			m.fin = finManifest
 			return true
 		}
-		m.busy = true
+		gen := m.await(waitSyncDir)
 		m.be.SyncDir(m.heapDir, func(err error) {
-			m.busy = false
+			m.resume(waitSyncDir, gen)
 			if err != nil {
 				m.poison(&heap.SyncError{Err: fmt.Errorf("checkpoint: fsync directory %s: %w", m.heapDir, err)})
 				return
 			}
 			m.created = false
-			m.finStep = 1
+			m.fin = finManifest
 			m.advance()
 		})
-	case 1: // manifest commit
-		m.busy = true
+	case finManifest:
+		gen := m.await(waitManifest)
 		m.atomicWrite(m.o.Manifest.Prepare(m.o.ShardDir), func(err error) {
-			m.busy = false
+			m.resume(waitManifest, gen)
 			if m.finishedStep(err) {
-				m.finStep = 2
+				m.fin = finEndRecord
 				m.advance()
 			}
 		})
-	case 2: // checkpoint record, durable
+	case finEndRecord:
 		if m.ckptLSN == 0 {
 			lsn, err := m.o.WAL.Append(wal.RecordCheckpoint, record.AppendEnd(nil, m.redo))
 			if err != nil {
@@ -50,17 +51,17 @@ func (m *Manager) finalStep() bool {
 			}
 			m.ckptLSN = lsn
 		}
-		m.busy = true
+		gen := m.await(waitEndDurable)
 		m.o.WAL.Barrier(m.ckptLSN, func(err error) {
-			m.busy = false
+			m.resume(waitEndDurable, gen)
 			if err != nil {
 				m.retryLater(fmt.Errorf("checkpoint: checkpoint record %d not durable: %w", m.ckptLSN, err))
 				return
 			}
-			m.finStep = 3
+			m.fin = finControl
 			m.advance()
 		})
-	case 3: // control file
+	case finControl:
 		next := min(m.o.Manifest.NextID(), uint64(^uint32(0)))
 		c := control.Control{
 			Shard:         m.o.Shard,
@@ -73,13 +74,15 @@ func (m *Manager) finalStep() bool {
 			m.retryLater(fmt.Errorf("checkpoint: control file: %w", err))
 			return false
 		}
-		m.busy = true
+		gen := m.await(waitControl)
 		m.atomicWrite(control.Prepare(m.o.ShardDir, c), func(err error) {
-			m.busy = false
-			if m.finishedStep(err) {
+			m.resume(waitControl, gen)
+			if m.finishedStep(err) && m.state != Poisoned {
 				m.publish(c.Time)
 			}
 		})
+	default:
+		panic(fmt.Sprintf("checkpoint: finalize step %v", m.fin))
 	}
 	return false
 }
@@ -105,7 +108,7 @@ func (m *Manager) publish(at time.Time) {
 	m.stats.Completed++
 	m.stats.LastDurationMs = time.Since(m.began).Milliseconds()
 	m.stats.LastFinalized = at
-	m.state = Idle
+	m.enter(Idle)
 	// Handles are opened again by the next checkpoint, so that a file
 	// that vanished meanwhile is found (ENOENT) rather than written
 	// through a stale handle.

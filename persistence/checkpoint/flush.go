@@ -28,6 +28,7 @@ func (m *Manager) flushStep() bool {
 		m.dirty = m.cache.AppendDirty(m.dirty[:0])
 		m.idx = 0
 		m.pass = FlushResult{}
+		m.passErr = ""
 	}
 	var batch []*heap.Frame
 	var missing []uint32
@@ -50,11 +51,16 @@ func (m *Manager) flushStep() bool {
 		m.dirty = m.dirty[:0]
 		m.stats.LastFlush = m.pass
 		if m.pass.Failed > 0 {
-			m.retryLater(fmt.Errorf("%w: %d of %d pages failed", ErrNotFlushed, m.pass.Failed, m.pass.Failed+m.pass.Flushed))
+			err := fmt.Errorf("%w: %d of %d pages failed", ErrNotFlushed, m.pass.Failed, m.pass.Failed+m.pass.Flushed)
+			if m.passErr != "" {
+				// The summary keeps the cause, which it replaces in LastError.
+				err = fmt.Errorf("%w (last: %s)", err, m.passErr)
+			}
+			m.retryLater(err)
 			return false
 		}
 		m.succeeded()
-		m.state = Syncing
+		m.enter(Syncing)
 		m.step(StepPwritten)
 		return true
 	}
@@ -69,7 +75,7 @@ func (m *Manager) flushStep() bool {
 // openFiles opens (or creates, for new files) the heap files a batch
 // needs; the batch is collected again once they are all answered.
 func (m *Manager) openFiles(ids []uint32) {
-	m.busy = true
+	gen := m.await(waitOpen)
 	pending := len(ids)
 	var failed error
 	for _, id := range ids {
@@ -99,7 +105,7 @@ func (m *Manager) openFiles(ids []uint32) {
 			if pending--; pending > 0 {
 				return
 			}
-			m.busy = false
+			m.resume(waitOpen, gen)
 			if failed != nil {
 				m.retryLater(failed)
 				return
@@ -120,9 +126,7 @@ func (m *Manager) flushBatch(batch []*heap.Frame) bool {
 			fpis = true
 			lsn, err := m.o.WAL.Append(wal.RecordCheckpoint, record.AppendFPI(nil, &f.Page))
 			if err != nil {
-				m.pass.Failed++
-				m.stats.PagesFailed++
-				m.stats.LastError = fmt.Sprintf("checkpoint: append FPI of %v: %v", f.ID(), err)
+				m.pagesFailed(1, fmt.Sprintf("checkpoint: append FPI of %v: %v", f.ID(), err))
 				continue
 			}
 			m.cache.FPILogged(f)
@@ -137,18 +141,16 @@ func (m *Manager) flushBatch(batch []*heap.Frame) bool {
 	if fpis {
 		m.step(StepFPIAppended)
 	}
-	m.busy = true
 	m.stats.Barriers++
 	if !m.o.UnlinkedWrites {
 		m.writeLinked(write, through)
 		return false
 	}
+	gen := m.await(waitBarrier)
 	m.o.WAL.Barrier(through, func(err error) {
+		m.resume(waitBarrier, gen)
 		if err != nil {
-			m.busy = false
-			m.pass.Failed += len(write)
-			m.stats.PagesFailed += int64(len(write))
-			m.stats.LastError = fmt.Sprintf("checkpoint: WAL barrier through %d: %v", through, err)
+			m.pagesFailed(len(write), fmt.Sprintf("checkpoint: WAL barrier through %d: %v", through, err))
 			m.advance()
 			return
 		}
@@ -156,6 +158,18 @@ func (m *Manager) flushBatch(batch []*heap.Frame) bool {
 		m.writePages(write)
 	})
 	return false
+}
+
+// pagesFailed counts n pages of the pass as not written. why, when not
+// empty, is the failure: it becomes LastError, and the pass's summary
+// (ErrNotFlushed) quotes the last one, so that it is not lost.
+func (m *Manager) pagesFailed(n int, why string) {
+	m.pass.Failed += n
+	m.stats.PagesFailed += int64(n)
+	if why != "" {
+		m.stats.LastError = why
+		m.passErr = why
+	}
 }
 
 // pageWrite is one page write of a batch: the frame, and the version of
@@ -169,6 +183,7 @@ type pageWrite struct {
 // writeLinked hands the batch's page writes to the WAL, linked after the
 // write and fdatasync that make the batch's FPIs and page LSNs durable.
 func (m *Manager) writeLinked(batch []*heap.Frame, through uint64) {
+	gen := m.await(waitWrites)
 	var pws []pageWrite
 	var ops []runtime.Op
 	for _, f := range batch {
@@ -179,16 +194,13 @@ func (m *Manager) writeLinked(batch []*heap.Frame, through uint64) {
 	}
 	if len(ops) == 0 {
 		m.o.Loop.AfterFunc(0, func() {
-			m.busy = false
+			m.resume(waitWrites, gen)
 			m.advance()
 		})
 		return
 	}
 	m.o.WAL.WriteAfter(through, ops, func(res []runtime.Result, err error) {
-		m.busy = false
-		if err != nil {
-			m.stats.LastError = fmt.Sprintf("checkpoint: WAL barrier through %d: %v", through, err)
-		}
+		m.resume(waitWrites, gen)
 		for i, pw := range pws {
 			perr := err
 			if i < len(res) {
@@ -200,6 +212,11 @@ func (m *Manager) writeLinked(batch []*heap.Frame, through uint64) {
 				perr = runtime.ErrShort
 			}
 			m.pageWritten(pw, perr)
+		}
+		if err != nil {
+			// The WAL's failure is the cause; the page writes it canceled
+			// (pageWritten above) must not hide it.
+			m.pagesFailed(0, fmt.Sprintf("checkpoint: WAL barrier through %d: %v", through, err))
 		}
 		m.advance()
 	})
@@ -215,8 +232,7 @@ func (m *Manager) takePage(f *heap.Frame) (pageWrite, runtime.Op, bool) {
 	}
 	fd, open := m.fds[f.ID().File]
 	if f.FPIPending() || !open {
-		m.pass.Failed++
-		m.stats.PagesFailed++
+		m.pagesFailed(1, "")
 		return pageWrite{}, runtime.Op{}, false
 	}
 	pw := pageWrite{f: f, id: f.ID(), version: m.cache.BeginWrite(f)}
@@ -231,9 +247,7 @@ func (m *Manager) pageWritten(pw pageWrite, err error) {
 		return
 	}
 	if err != nil {
-		m.pass.Failed++
-		m.stats.PagesFailed++
-		m.stats.LastError = fmt.Sprintf("checkpoint: write page %v: %v", pw.id, err)
+		m.pagesFailed(1, fmt.Sprintf("checkpoint: write page %v: %v", pw.id, err))
 		return
 	}
 	m.fileGen[pw.id.File] = m.sync.MarkWritten(pw.id.File)
@@ -245,10 +259,11 @@ func (m *Manager) pageWritten(pw pageWrite, err error) {
 // writePages submits the batch's page writes one by one, once the WAL
 // barrier completed (UnlinkedWrites).
 func (m *Manager) writePages(batch []*heap.Frame) {
+	gen := m.await(waitWrites)
 	pending := 0
 	done := func() {
 		if pending--; pending == 0 {
-			m.busy = false
+			m.resume(waitWrites, gen)
 			m.advance()
 		}
 	}
@@ -270,7 +285,7 @@ func (m *Manager) writePages(batch []*heap.Frame) {
 		})
 	}
 	if pending == 0 {
-		m.busy = false
+		m.resume(waitWrites, gen)
 		m.advance()
 	}
 }

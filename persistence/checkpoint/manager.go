@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -66,8 +67,12 @@ type Manager struct {
 	deferred *heap.DeferredFrees
 	sync     *heap.SyncTracker
 
-	state     State
-	busy      bool // an operation of the current step is in flight
+	state State
+	// wait is the operation of the current step in flight (waitNone:
+	// none); gen counts the checkpoints begun, so that a completion can
+	// assert it belongs to the running one.
+	wait      wait
+	gen       uint64
 	redo      uint64
 	published uint64
 	began     time.Time
@@ -84,6 +89,7 @@ type Manager struct {
 	dirty   []*heap.Frame
 	idx     int
 	pass    FlushResult
+	passErr string // the pass's last page failure (pagesFailed)
 	fds     map[uint32]runtime.FD
 	onDisk  map[uint32]bool
 	created bool // files were created: the heap directory needs an fsync
@@ -97,7 +103,7 @@ type Manager struct {
 	rewrite bool
 
 	// Finalizing.
-	finStep int
+	fin     finalizeStep
 	ckptLSN uint64
 
 	waiters     []func(error)
@@ -302,7 +308,7 @@ func (m *Manager) closeFD(id uint32) {
 
 // advance runs steps until one waits for a completion or a retry.
 func (m *Manager) advance() {
-	for !m.busy {
+	for m.wait == waitNone {
 		if !m.retryAt.IsZero() && time.Now().Before(m.retryAt) {
 			return
 		}
@@ -321,6 +327,28 @@ func (m *Manager) advance() {
 			return
 		}
 	}
+}
+
+// enter moves the machine to state to, along one of its edges (Poisoned
+// is entered by poison alone); no operation may be in flight.
+func (m *Manager) enter(to State) {
+	var ok bool
+	switch m.state {
+	case Idle:
+		ok = to == Writing
+	case Writing:
+		ok = to == Flushing
+	case Flushing:
+		ok = to == Syncing
+	case Syncing:
+		ok = to == Writing || to == Finalizing // Writing: keys of a vanished file again
+	case Finalizing:
+		ok = to == Idle
+	}
+	if !ok || m.wait != waitNone {
+		panic(fmt.Sprintf("checkpoint: %v -> %v waiting for %v", m.state, to, m.wait))
+	}
+	m.state = to
 }
 
 // retryLater records a failure that a later Tick retries after a backoff.

@@ -33,7 +33,14 @@ func (m *Manager) syncStep() bool {
 		gen := m.sync.SyncStarted(file)
 		m.fsyncOut++
 		m.stats.Fsyncs++
+		// An fsync is not a wait of the machine: one per file may be
+		// outstanding while the checkpoint moves on (the file was retired
+		// meanwhile) or poisons; heap.SyncTracker's generations, not the
+		// machine's state, say what its completion proves.
 		m.be.Fsync(fd, func(err error) {
+			if m.fsyncOut <= 0 {
+				panic(fmt.Sprintf("checkpoint: fsync of %s completed with none outstanding", heap.FileName(file)))
+			}
 			m.fsyncOut--
 			m.fsynced(file, gen, err)
 		})
@@ -45,10 +52,10 @@ func (m *Manager) syncStep() bool {
 		m.rewrite = false
 		m.keys = m.o.Source.TakeDirty()
 		m.keyIdx = 0
-		m.state = Writing
+		m.enter(Writing)
 		return true
 	}
-	m.state = Finalizing
+	m.enter(Finalizing)
 	m.step(StepFsynced)
 	return true
 }
@@ -88,10 +95,12 @@ func (m *Manager) vanish(file uint32) {
 		// Its keys are written again in this checkpoint: the manifest
 		// this checkpoint commits must not list the file as live, or the
 		// next boot would fail to open it.
-		if err := m.o.Manifest.Tombstone(file, m.redo); err != nil {
-			m.stats.LastError = fmt.Sprintf("checkpoint: tombstone vanished heap file %s: %v", heap.FileName(file), err)
-		}
 		m.stats.LastError = fmt.Sprintf("checkpoint: heap file %s vanished while the manifest lists it", heap.FileName(file))
+		if err := m.o.Manifest.Tombstone(file, m.redo); err != nil {
+			// Both are news: the loss, and that the manifest still lists
+			// the file (the next boot would fail to open it).
+			m.stats.LastError += fmt.Sprintf("; tombstone it: %v", err)
+		}
 	}
 	if m.o.OnVanished != nil {
 		m.o.OnVanished(file, retired)

@@ -25,7 +25,8 @@ func (m *Manager) begin() {
 		}
 	}
 	m.requested = false // a request that waited for this begin is served by it
-	m.state = Writing
+	m.enter(Writing)
+	m.gen++
 	m.redo = redo
 	m.keys = m.o.Source.TakeDirty()
 	m.keyIdx = 0
@@ -36,7 +37,7 @@ func (m *Manager) begin() {
 	m.retryGap = 0
 	m.inPass = false
 	clear(m.fileGen)
-	m.finStep = 0
+	m.fin = finSyncDir
 	m.ckptLSN = 0
 	m.rewrite = false
 	if m.o.OnBegin != nil {
@@ -60,9 +61,9 @@ func (m *Manager) writeSome() bool {
 	start := time.Now()
 	for n := 0; m.keyIdx < len(m.keys); n++ {
 		if n == m.o.WriteChunk || (n%32 == 31 && time.Since(start) >= m.o.StepBudget) {
-			m.busy = true
+			gen := m.await(waitYield)
 			m.o.Loop.AfterFunc(0, func() {
-				m.busy = false
+				m.resume(waitYield, gen)
 				m.advance()
 			})
 			return false
@@ -93,6 +94,6 @@ func (m *Manager) writeSome() bool {
 	}
 	m.keys = nil
 	m.succeeded()
-	m.state = Flushing
+	m.enter(Flushing)
 	return true
 }
