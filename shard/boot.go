@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/moond-db/moond/persistence/checkpoint"
+	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/recovery"
 	"github.com/moond-db/moond/persistence/vfs"
@@ -145,8 +145,8 @@ func (s *Shard) replayer(redo uint64) func(lsn uint64, typ wal.RecordType, paylo
 	var args [][]byte
 	return func(lsn uint64, typ wal.RecordType, payload []byte) error {
 		if typ != wal.RecordData {
-			if lsn == redo && len(payload) > 0 && payload[0] == checkpoint.KindDBMap {
-				m, err := checkpoint.DecodeDBMap(payload)
+			if lsn == redo && len(payload) > 0 && payload[0] == record.KindDBMap {
+				m, err := record.DecodeDBMap(payload)
 				if err == nil {
 					err = s.ks.SetDBMap(m)
 				}

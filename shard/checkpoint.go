@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/moond-db/moond/persistence/checkpoint"
+	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/manifest"
 	"github.com/moond-db/moond/persistence/recovery"
@@ -99,7 +100,7 @@ func (s *Shard) dbMapRecord() []byte {
 	if s.ks.IdentityDBMap() {
 		return nil
 	}
-	return checkpoint.AppendDBMap(nil, s.ks.DBMap())
+	return record.AppendDBMap(nil, s.ks.DBMap())
 }
 
 func (s *Shard) checkpointBegan(redo uint64) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/control"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/manifest"
@@ -64,7 +65,7 @@ func TestCheckpointPublishesRedoAndWritesHeapManifestAndControl(t *testing.T) {
 		var found bool
 		e.on(func() {
 			for _, p := range e.wal.payloads {
-				if r, err := DecodeEnd(p); err == nil && r == redo {
+				if r, err := record.DecodeEnd(p); err == nil && r == redo {
 					found = true
 				}
 			}
@@ -106,7 +107,7 @@ func TestNoFinalizeOverAPageWhoseFPIFailed(t *testing.T) {
 	failed := false
 	e.on(func() {
 		e.wal.appendErr = func(p []byte) error {
-			if p[0] == KindFPI && !failed {
+			if p[0] == record.KindFPI && !failed {
 				failed = true
 				return errors.New("injected: FPI append failed")
 			}
@@ -527,26 +528,6 @@ func TestDeletedKeyIsFreedInTheCheckpointThatCoversTheDelete(t *testing.T) {
 	})
 }
 
-func TestFPIAndEndPayloadsRoundTrip(t *testing.T) {
-	var p heap.Page
-	p.Init(heap.PageKV, 7, 3)
-	p.RaiseLSN(42)
-	b := AppendFPI(nil, &p)
-	id, img, err := DecodeFPI(b)
-	if err != nil || id != (heap.PageID{File: 7, Page: 3}) {
-		t.Fatal(id, err)
-	}
-	if _, err := heap.CheckPage(img, 7, 3); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := DecodeEnd(AppendEnd(nil, 99)); err != nil || r != 99 {
-		t.Fatal(r, err)
-	}
-	if _, err := DecodeEnd(b); err == nil {
-		t.Fatal("FPI decoded as end record")
-	}
-}
-
 func TestRecyclableKeepsEverySegmentHoldingLSNsAtOrAboveRedo(t *testing.T) {
 	firsts := []uint64{1, 100, 200, 300}
 	for _, c := range []struct {
@@ -709,13 +690,13 @@ func TestCheckpointPassesEveryCrashStepInOrder(t *testing.T) {
 // it would restart replay with the wrong map), and the tick retries.
 func TestBeginRecordIsLoggedAtTheRedoPoint(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
-		dbmap := AppendDBMap(nil, []int{1, 0, 2})
+		dbmap := record.AppendDBMap(nil, []int{1, 0, 2})
 		e := newEnv(t, kind, envOpts{beginRecord: func() []byte { return dbmap }})
 		e.fill("k", 20, 100)
 		failures := 1
 		e.on(func() {
 			e.wal.appendErr = func(p []byte) error {
-				if p[0] == KindDBMap && failures > 0 {
+				if p[0] == record.KindDBMap && failures > 0 {
 					failures--
 					return errors.New("injected: WAL refuses records")
 				}
@@ -736,7 +717,7 @@ func TestBeginRecordIsLoggedAtTheRedoPoint(t *testing.T) {
 		redo := e.published1()
 		var payload []byte
 		e.on(func() { payload = e.wal.payloads[redo-1] }) // the fake WAL's LSNs start at 1
-		m, err := DecodeDBMap(payload)
+		m, err := record.DecodeDBMap(payload)
 		if err != nil || !slices.Equal(m, []int{1, 0, 2}) {
 			t.Fatalf("record at the redo point %d: %v, %v", redo, m, err)
 		}
@@ -750,16 +731,74 @@ func TestBeginRecordIsLoggedAtTheRedoPoint(t *testing.T) {
 	})
 }
 
-func TestDBMapPayloadRoundTrip(t *testing.T) {
-	for _, m := range [][]int{{0}, {3, 1, 0, 2}, make([]int, 300)} {
-		got, err := DecodeDBMap(AppendDBMap(nil, m))
-		if err != nil || !slices.Equal(got, m) {
-			t.Fatalf("%v -> %v, %v", m, got, err)
-		}
+// Every batch's WAL barrier reaches the full-page images the batch
+// appended, not only its pages' LSNs: a page written before its image is
+// durable can tear with nothing in the log to repair it.
+func TestFlushBarrierCoversTheBatchFullPageImages(t *testing.T) {
+	for _, unlinked := range []bool{false, true} {
+		t.Run(map[bool]string{false: "linked", true: "unlinked"}[unlinked], func(t *testing.T) {
+			e := newEnv(t, runtime.KindPool, envOpts{batchPages: 2, unlinked: unlinked})
+			e.fill("k", 40, 300)
+			if err := e.wait(e.save()); err != nil {
+				t.Fatal(err)
+			}
+			e.fill("k", 40, 310) // the pages are on disk now: their next writes log images
+			if err := e.wait(e.save()); err != nil {
+				t.Fatal(err)
+			}
+			var fpis int
+			var uncovered []string
+			e.on(func() { fpis, uncovered = e.wal.fpis(), e.wal.uncovered })
+			if fpis == 0 {
+				t.Fatal("no full-page image logged: the test tests nothing")
+			}
+			if len(uncovered) > 0 {
+				t.Fatalf("%d barriers below their batch's full-page images: %v", len(uncovered), uncovered)
+			}
+		})
 	}
-	for _, bad := range [][]byte{nil, {KindEnd}, {KindDBMap}, {KindDBMap, 2, 0}, {KindDBMap, 1, 0, 7}} {
-		if _, err := DecodeDBMap(bad); !errors.Is(err, ErrPayload) {
-			t.Fatalf("DecodeDBMap(%v) = %v, want ErrPayload", bad, err)
+}
+
+// A WAL failure that cancels a batch's linked page writes is what
+// LastError reports, not the cancellations it caused.
+func TestLinkedWritesCanceledByTheWALKeepTheWALErrorInLastError(t *testing.T) {
+	e := newEnv(t, runtime.KindPool, envOpts{})
+	e.fill("k", 10, 100)
+	e.on(func() { e.wal.barrierErr, e.wal.cancelRes = syscall.EIO, true })
+	ch := e.save()
+	e.waitFor("a failed pass", func() bool { return e.m.Stats().PagesFailed > 0 })
+	var last string
+	e.on(func() { last = e.m.Stats().LastError })
+	if !strings.Contains(last, "WAL barrier") || !strings.Contains(last, syscall.EIO.Error()) {
+		t.Fatalf("LastError %q, want the WAL barrier's %v", last, syscall.EIO)
+	}
+	e.on(func() { e.wal.barrierErr = nil; e.m.Tick() })
+	if err := e.wait(ch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A manifest-listed heap file found missing whose tombstone fails leaves
+// both in LastError: the loss, and the tombstone's error.
+func TestVanishedFileWhoseTombstoneFailsKeepsBothErrors(t *testing.T) {
+	e := newEnv(t, runtime.KindPool, envOpts{})
+	e.fill("k", 10, 100)
+	if err := e.wait(e.save()); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	e.on(func() {
+		if !e.man.IsLive(1) {
+			t.Error("heap file 1 not live in the manifest")
+		}
+		// Redo 0 is a checkpoint the manifest refuses to tombstone at.
+		e.m.redo = 0
+		e.m.vanish(1)
+		last = e.m.Stats().LastError
+	})
+	for _, want := range []string{"vanished while the manifest lists it", "tombstone"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("LastError %q lacks %q", last, want)
 		}
 	}
 }

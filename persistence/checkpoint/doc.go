@@ -41,11 +41,19 @@
 //	    deferred frees filed under redo are released and OnPublished reports
 //	    the new redo point (WAL below it may be recycled; Recyclable helps).
 //
+// Besides these edges (Manager.enter checks them) there is Syncing →
+// Writing, when the keys of a vanished file are written again. Within a
+// state, the operation the machine waits for is named (waitOpen,
+// waitWrites, waitManifest…), and so is the finalize step (finSyncDir →
+// finManifest → finEndRecord → finControl); every completion asserts the
+// wait, state, finalize step and checkpoint generation it expects
+// (Manager.resume).
+//
 // # WAL records
 //
 // Full-page images and checkpoint-end records are wal.RecordCheckpoint
-// records whose first payload byte is KindFPI or KindEnd (see AppendFPI,
-// AppendEnd).
+// records whose first payload byte is record.KindFPI or record.KindEnd;
+// their formats live in package record, which recovery imports too.
 //
 // The Manager is used from the loop's thread only.
 package checkpoint

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/manifest"
 	"github.com/moond-db/moond/persistence/wal"
@@ -144,6 +145,24 @@ type fakeWAL struct {
 	barriers   int
 	appendErr  func(payload []byte) error
 	barrierErr error
+	// cancelRes: a failed WriteAfter answers, like wal.Writer, ECANCELED
+	// for every write it canceled (otherwise res is nil).
+	cancelRes bool
+	// lastFPI is the LSN of the last full-page image appended since the
+	// last barrier; uncovered lists the barriers (Barrier and WriteAfter)
+	// that did not reach it: the pages written after such a barrier could
+	// tear with their image not durable.
+	lastFPI   uint64
+	uncovered []string
+}
+
+// cover checks a barrier through lsn against the full-page images
+// appended since the previous one.
+func (w *fakeWAL) cover(kind string, lsn uint64) {
+	if lsn < w.lastFPI {
+		w.uncovered = append(w.uncovered, fmt.Sprintf("%s through %d below FPI %d", kind, lsn, w.lastFPI))
+	}
+	w.lastFPI = 0
 }
 
 func (w *fakeWAL) NextLSN() uint64 { return w.next }
@@ -156,6 +175,9 @@ func (w *fakeWAL) Append(typ wal.RecordType, payload []byte) (uint64, error) {
 	}
 	lsn := w.next
 	w.next++
+	if typ == wal.RecordCheckpoint && len(payload) > 0 && payload[0] == record.KindFPI {
+		w.lastFPI = lsn
+	}
 	w.types = append(w.types, typ)
 	w.payloads = append(w.payloads, payload)
 	return lsn, nil
@@ -163,6 +185,7 @@ func (w *fakeWAL) Append(typ wal.RecordType, payload []byte) (uint64, error) {
 
 func (w *fakeWAL) Barrier(lsn uint64, done func(error)) {
 	w.barriers++
+	w.cover("Barrier", lsn)
 	err := w.barrierErr
 	w.loop.AfterFunc(0, func() {
 		if err == nil {
@@ -176,10 +199,19 @@ func (w *fakeWAL) Barrier(lsn uint64, done func(error)) {
 // (fault-injecting) backend, so that injected write failures apply.
 func (w *fakeWAL) WriteAfter(lsn uint64, ops []runtime.Op, done func([]runtime.Result, error)) {
 	w.barriers++
+	w.cover("WriteAfter", lsn)
 	err := w.barrierErr
+	cancel := w.cancelRes
 	w.loop.AfterFunc(0, func() {
 		if err != nil {
-			done(nil, err)
+			var res []runtime.Result
+			if cancel {
+				res = make([]runtime.Result, len(ops))
+				for i := range res {
+					res[i].Err = syscall.ECANCELED
+				}
+			}
+			done(res, err)
 			return
 		}
 		w.durable = max(w.durable, lsn)
@@ -199,7 +231,7 @@ func (w *fakeWAL) WriteAfter(lsn uint64, ops []runtime.Op, done func([]runtime.R
 func (w *fakeWAL) fpis() int {
 	n := 0
 	for _, p := range w.payloads {
-		if len(p) > 0 && p[0] == KindFPI {
+		if len(p) > 0 && p[0] == record.KindFPI {
 			n++
 		}
 	}

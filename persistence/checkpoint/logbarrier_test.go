@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/control"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/manifest"
@@ -80,7 +81,7 @@ func TestCheckpointOverTheRealWALWriterLogsFPIsBeforeTheControlFile(t *testing.T
 			if r.Type != wal.RecordCheckpoint {
 				return nil
 			}
-			if id, img, err := DecodeFPI(r.Payload); err == nil {
+			if id, img, err := record.DecodeFPI(r.Payload); err == nil {
 				fpis++
 				if _, err := heap.CheckPage(img, id.File, id.Page); err != nil {
 					t.Errorf("FPI at %d: %v", r.LSN, err)
@@ -90,7 +91,7 @@ func TestCheckpointOverTheRealWALWriterLogsFPIsBeforeTheControlFile(t *testing.T
 				}
 				return nil
 			}
-			if redo, err := DecodeEnd(r.Payload); err == nil && redo == c.RedoLSN && r.LSN == c.CheckpointLSN {
+			if redo, err := record.DecodeEnd(r.Payload); err == nil && redo == c.RedoLSN && r.LSN == c.CheckpointLSN {
 				ends++
 			}
 			return nil
@@ -127,7 +128,7 @@ func TestLogBarrierForcesASyncWhenThePolicyIsNotAlways(t *testing.T) {
 		}}
 		w.OnProgress = lb.Progress
 		e.loop.BeforeWait(w.Kick)
-		lsn, _ := lb.Append(wal.RecordCheckpoint, AppendEnd(nil, 1))
+		lsn, _ := lb.Append(wal.RecordCheckpoint, record.AppendEnd(nil, 1))
 		lb.Barrier(lsn, func(err error) { ch <- err })
 	})
 	if err := e.wait(ch); err != nil {

@@ -26,7 +26,7 @@
 //  3. Torn-page repair. The WAL is scanned read-only (nothing is truncated
 //     or sealed: wal.Recover, which the caller runs next, does that) from
 //     the segment that holds the redo point, and the full-page images
-//     (checkpoint.KindFPI) with LSN >= redo are noted: for each page, where
+//     (record.KindFPI) with LSN >= redo are noted: for each page, where
 //     the image with the highest LSN is. Every such page of a live heap file
 //     is read; one that fails validation (heap.CheckPage), or the partial
 //     page a torn write left at the end of a file, is overwritten with its

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moond-db/moond/persistence/checkpoint"
+	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/control"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/manifest"
@@ -39,20 +39,20 @@ func newShard(t *testing.T) *shard {
 	return &shard{t: t, dir: dir, walDir: filepath.Join(dir, wal.DirName), heapDir: filepath.Join(dir, heap.DirName)}
 }
 
-// record is a heap record the tests place: key, value and key LSN.
-type record struct {
+// keyRecord is a heap record the tests place: key, value and key LSN.
+type keyRecord struct {
 	key, value string
 	lsn        uint64
 }
 
-func rec(key string, lsn uint64) record {
-	return record{key: key, value: "value-of-" + key, lsn: lsn}
+func rec(key string, lsn uint64) keyRecord {
+	return keyRecord{key: key, value: "value-of-" + key, lsn: lsn}
 }
 
 // insert places recs in the heap made of m's live files (ids from m),
 // writes every dirty page and fsyncs, and returns where each key went. The
 // manifest is not written.
-func (s *shard) insert(m *manifest.Manifest, maxFileSize int64, recs ...record) map[string]heap.RecordID {
+func (s *shard) insert(m *manifest.Manifest, maxFileSize int64, recs ...keyRecord) map[string]heap.RecordID {
 	s.t.Helper()
 	h, err := heap.Open(heap.Options{Dir: s.heapDir, Files: m.Live(), Cache: heap.NewCache(1 << 22),
 		MaxFileSize: maxFileSize, FileIDs: m, ReadMisses: true})
@@ -173,14 +173,14 @@ func (w *walWriter) fpi(id, no uint32, img []byte) uint64 {
 	if err := p.Decode(img, id, no); err != nil {
 		w.t.Fatalf("image of page %d of %s: %v", no, heap.FileName(id), err)
 	}
-	return w.raw(checkpoint.AppendFPI(nil, &p))
+	return w.raw(record.AppendFPI(nil, &p))
 }
 
 // rawFPI appends a full-page image record naming page no of file id with
 // img as it is, valid or not.
 func (w *walWriter) rawFPI(id, no uint32, img []byte) uint64 {
 	w.t.Helper()
-	p := []byte{checkpoint.KindFPI}
+	p := []byte{record.KindFPI}
 	p = binary.LittleEndian.AppendUint32(p, id)
 	p = binary.LittleEndian.AppendUint32(p, no)
 	return w.raw(append(p, img...))

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/moond-db/moond/persistence/checkpoint"
+	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/control"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/manifest"
@@ -413,16 +413,16 @@ func (b *boot) visit(s segment, rec wal.Record, off int64) error {
 		kind = rec.Payload[0]
 	}
 	switch kind {
-	case checkpoint.KindEnd:
-		if _, err := checkpoint.DecodeEnd(rec.Payload); err != nil {
+	case record.KindEnd:
+		if _, err := record.DecodeEnd(rec.Payload); err != nil {
 			return fmt.Errorf("checkpoint record LSN %d at byte %d: %w", rec.LSN, off, err)
 		}
-	case checkpoint.KindDBMap:
-		if _, err := checkpoint.DecodeDBMap(rec.Payload); err != nil {
+	case record.KindDBMap:
+		if _, err := record.DecodeDBMap(rec.Payload); err != nil {
 			return fmt.Errorf("checkpoint record LSN %d at byte %d: %w", rec.LSN, off, err)
 		}
-	case checkpoint.KindFPI:
-		id, _, err := checkpoint.DecodeFPI(rec.Payload)
+	case record.KindFPI:
+		id, _, err := record.DecodeFPI(rec.Payload)
 		if err != nil {
 			return fmt.Errorf("checkpoint record LSN %d at byte %d: %w", rec.LSN, off, err)
 		}
@@ -430,7 +430,7 @@ func (b *boot) visit(s segment, rec wal.Record, off int64) error {
 			b.images[id] = imageLoc{lsn: rec.LSN, seg: s.path, off: off}
 		}
 	default:
-		return fmt.Errorf("checkpoint record LSN %d at byte %d: %w: unknown kind %d", rec.LSN, off, checkpoint.ErrPayload, kind)
+		return fmt.Errorf("checkpoint record LSN %d at byte %d: %w: unknown kind %d", rec.LSN, off, record.ErrPayload, kind)
 	}
 	return nil
 }
@@ -518,7 +518,7 @@ func (b *boot) readImage(id heap.PageID, loc imageLoc) ([]byte, error) {
 		return nil, fmt.Errorf("recovery: shard %d: open WAL segment to read the image of page %v: %w", b.o.Shard, id, err)
 	}
 	defer f.Close()
-	buf := make([]byte, wal.RecordSize(checkpoint.FPISize))
+	buf := make([]byte, wal.RecordSize(record.FPISize))
 	if n, err := f.ReadAt(buf, loc.off); n != len(buf) {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
@@ -532,7 +532,7 @@ func (b *boot) readImage(id heap.PageID, loc imageLoc) ([]byte, error) {
 	var got heap.PageID
 	var img []byte
 	if err == nil {
-		got, img, err = checkpoint.DecodeFPI(rec.Payload)
+		got, img, err = record.DecodeFPI(rec.Payload)
 	}
 	if err == nil && got != id {
 		err = fmt.Errorf("it names page %v", got)

@@ -18,8 +18,8 @@ import (
 
 // big is a record whose value fills most of a page, so that each takes a
 // page of its own.
-func big(key string, lsn uint64) record {
-	return record{key: key, value: strings.Repeat(key, 2500/len(key)), lsn: lsn}
+func big(key string, lsn uint64) keyRecord {
+	return keyRecord{key: key, value: strings.Repeat(key, 2500/len(key)), lsn: lsn}
 }
 
 func TestFreshDirectory(t *testing.T) {
@@ -50,7 +50,7 @@ func TestFreshDirectory(t *testing.T) {
 func TestRoundTrip(t *testing.T) {
 	s := newShard(t)
 	m := manifest.New(testShard)
-	large := record{key: "large", value: strings.Repeat("0123456789", 1500), lsn: 4}
+	large := keyRecord{key: "large", value: strings.Repeat("0123456789", 1500), lsn: 4}
 	ids := s.insert(m, 0, rec("a", 1), rec("b", 2), rec("c", 3), large)
 	s.writeManifest(m)
 	w := s.openWAL(1, 0)

@@ -107,7 +107,7 @@ func finishTrailers(ts []trailer, res []runtime.Result, err error) {
 // group's write in flight: the fdatasync covers what was written before
 // it was submitted, which is what target says.
 func (w *Writer) syncForTrailers() {
-	if len(w.trailers) == 0 || w.syncing || w.segFirst == 0 {
+	if len(w.trailers) == 0 || w.sync != syncIdle || w.segFirst == 0 {
 		return
 	}
 	target := w.app.WrittenLSN()
@@ -115,11 +115,12 @@ func (w *Writer) syncForTrailers() {
 	if len(attached) == 0 {
 		return
 	}
-	w.syncing = true
+	w.sync = syncTrailers
 	ops := appendTrailerOps([]runtime.Op{{Kind: runtime.OpFdatasync, FD: w.seg}}, attached)
 	seg := w.segFirst
 	w.be.Chain(ops, func(res []runtime.Result) {
-		w.syncing = false
+		w.expectSync(syncTrailers)
+		w.sync = syncIdle
 		if err := res[0].Err; err != nil {
 			err = fmt.Errorf("wal: fdatasync %s: %w", SegmentName(seg), err)
 			finishTrailers(attached, res[1:], err)

@@ -86,8 +86,9 @@ type Writer struct {
 	seg         runtime.FD // the open segment file
 	segFirst    uint64     // its first LSN; 0 when none is open
 	created     uint64     // first LSN of the last segment created
-	inflight    *Group
-	syncing     bool       // an everysec fdatasync is in flight
+	group       groupState // the group pipeline: its one group (inflight) or retry
+	inflight    *Group     // the group taken, while groupCreating or groupWriting
+	sync        syncState  // the standalone fdatasync beside it
 	trailers    []trailer  // data-file writes waiting for the WAL (WriteAfterDurable)
 	closeAfter  bool       // close closeFD once the fdatasync in flight returns
 	closeFD     runtime.FD // the sealed segment that fdatasync runs on
@@ -116,7 +117,7 @@ func (w *Writer) Appender() *Appender { return w.app }
 func (w *Writer) Stats() WriterStats { return w.stats }
 
 // Busy reports whether a group write or an fdatasync is in flight.
-func (w *Writer) Busy() bool { return w.inflight != nil || w.syncing }
+func (w *Writer) Busy() bool { return w.inflight != nil || w.sync != syncIdle }
 
 // Kick starts the next group's I/O when none is in flight. The shard calls
 // it once per loop iteration (runtime.Loop.BeforeWait), so that every record
@@ -125,7 +126,7 @@ func (w *Writer) Busy() bool { return w.inflight != nil || w.syncing }
 func (w *Writer) Kick() {
 	w.runReadyTrailers()
 	w.syncForTrailers()
-	if w.inflight != nil || w.retryTimer != nil || w.app.Poisoned() != nil {
+	if w.group != groupIdle || w.app.Poisoned() != nil {
 		return
 	}
 	g := w.app.Take()
@@ -134,7 +135,9 @@ func (w *Writer) Kick() {
 	}
 	w.inflight = g
 	if g.Create && w.created != g.Segment.FirstLSN {
+		w.group = groupCreating
 		w.createSegment(g.Segment, func(err error) {
+			w.expectGroup(groupCreating, g)
 			if err != nil {
 				w.failed(g, err)
 				return
@@ -152,17 +155,19 @@ func (w *Writer) write(g *Group) {
 	if w.segFirst != g.Segment.FirstLSN {
 		panic(fmt.Sprintf("wal: group for segment %d with segment %d open", g.Segment.FirstLSN, w.segFirst))
 	}
+	w.group = groupWriting
 	sync := w.Policy == FsyncAlways || g.Sealed
 	ops := []runtime.Op{{Kind: runtime.OpPwrite, FD: w.seg, Buf: g.Buf, Off: g.Offset}}
 	if sync {
 		ops = append(ops, runtime.Op{Kind: runtime.OpFdatasync, FD: w.seg})
 	}
 	w.be.Chain(ops, func(res []runtime.Result) {
+		w.expectGroup(groupWriting, g)
 		if res[0].Err != nil {
 			w.failed(g, fmt.Errorf("wal: write %d bytes at %d of %s: %w", len(g.Buf), g.Offset, SegmentName(g.Segment.FirstLSN), res[0].Err))
 			return
 		}
-		w.inflight = nil
+		w.inflight, w.group = nil, groupIdle
 		w.retryDelay = 0
 		w.stats.Groups++
 		w.stats.Records += int64(g.Records)
@@ -188,7 +193,7 @@ func (w *Writer) write(g *Group) {
 // failed puts a group back after a failed write (or segment creation) and
 // schedules a retry with backoff.
 func (w *Writer) failed(g *Group, err error) {
-	w.inflight = nil
+	w.inflight, w.group = nil, groupIdle
 	w.stats.WriteErrors++
 	w.app.Done(g, err)
 	if IsSyncFailure(err) { // a new segment's or the directory's fsync
@@ -196,8 +201,10 @@ func (w *Writer) failed(g *Group, err error) {
 		return
 	}
 	w.retryDelay = min(max(2*w.retryDelay, retryFirst), retryMax)
+	w.group = groupRetry
 	w.retryTimer = w.loop.AfterFunc(w.retryDelay, func() {
-		w.retryTimer = nil
+		w.expectGroup(groupRetry, nil)
+		w.retryTimer, w.group = nil, groupIdle
 		w.Kick()
 	})
 	w.progress()
@@ -215,7 +222,7 @@ func (w *Writer) progress() {
 	if w.OnProgress != nil {
 		w.OnProgress()
 	}
-	if w.closing && w.inflight == nil && !w.syncing {
+	if w.closing && w.inflight == nil && w.sync == syncIdle {
 		w.finishClose()
 	}
 }
@@ -223,7 +230,7 @@ func (w *Writer) progress() {
 // syncTick runs every second: under everysec, fdatasync what was written
 // and is not durable yet.
 func (w *Writer) syncTick() {
-	if w.Policy != FsyncEverysec || w.syncing || w.segFirst == 0 || w.app.Poisoned() != nil {
+	if w.Policy != FsyncEverysec || w.sync != syncIdle || w.segFirst == 0 || w.app.Poisoned() != nil {
 		return
 	}
 	w.Sync()
@@ -235,16 +242,17 @@ func (w *Writer) syncTick() {
 // durable already or an fdatasync is in flight (OnProgress reports when
 // that one completes).
 func (w *Writer) Sync() {
-	if w.syncing || w.app.Poisoned() != nil {
+	if w.sync != syncIdle || w.app.Poisoned() != nil {
 		return
 	}
 	target := w.app.WrittenLSN()
 	if target <= w.app.DurableLSN() || w.segFirst == 0 {
 		return
 	}
-	w.syncing = true
+	w.sync = syncRunning
 	w.be.Fdatasync(w.seg, func(err error) {
-		w.syncing = false
+		w.expectSync(syncRunning)
+		w.sync = syncIdle
 		if err != nil {
 			w.poison(fmt.Errorf("wal: fdatasync %s: %w", SegmentName(w.segFirst), err))
 			return
@@ -275,7 +283,7 @@ func (w *Writer) closeSegment() {
 	}
 	fd := w.seg
 	w.segFirst = 0
-	if w.syncing {
+	if w.sync != syncIdle {
 		w.closeAfter, w.closeFD = true, fd
 		return
 	}
@@ -339,9 +347,9 @@ func (w *Writer) Close(done func(error)) {
 			return
 		}
 	}
-	if w.retryTimer != nil {
+	if w.group == groupRetry {
 		w.retryTimer.Stop()
-		w.retryTimer = nil
+		w.retryTimer, w.group = nil, groupIdle
 	}
 	w.Kick()
 	w.progress()
@@ -349,7 +357,7 @@ func (w *Writer) Close(done func(error)) {
 
 // finishClose reports the end of Close once nothing is in flight.
 func (w *Writer) finishClose() {
-	if !w.closing || w.inflight != nil || w.syncing {
+	if !w.closing || w.inflight != nil || w.sync != syncIdle {
 		return
 	}
 	if w.app.Poisoned() == nil && w.app.Unwritten() > 0 {

@@ -1,4 +1,4 @@
-package checkpoint
+package record
 
 import (
 	"encoding/binary"
@@ -73,20 +73,6 @@ func DecodeEnd(payload []byte) (uint64, error) {
 		return 0, fmt.Errorf("%w: not a checkpoint-end record (%d bytes)", ErrPayload, len(payload))
 	}
 	return binary.LittleEndian.Uint64(payload[1:]), nil
-}
-
-// Recyclable returns, of the WAL segments whose first LSNs are firsts
-// (ascending), those whose every record is below redo: segment i qualifies
-// when segment i+1 starts at or below redo. The last segment never does.
-func Recyclable(firsts []uint64, redo uint64) []uint64 {
-	var out []uint64
-	for i := 0; i+1 < len(firsts); i++ {
-		if firsts[i+1] > redo {
-			break
-		}
-		out = append(out, firsts[i])
-	}
-	return out
 }
 
 // AppendDBMap appends the payload of a database map: for each logical

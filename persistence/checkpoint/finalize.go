@@ -1,0 +1,204 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/moond-db/moond/persistence/checkpoint/record"
+	"github.com/moond-db/moond/persistence/control"
+	"github.com/moond-db/moond/persistence/heap"
+	"github.com/moond-db/moond/persistence/wal"
+	"github.com/moond-db/moond/runtime"
+)
+
+// finalStep runs the finalize steps in order (finalizeStep); a failed one
+// is retried.
+func (m *Manager) finalStep() bool {
+	switch m.fin {
+	case finSyncDir: // new heap files' directory entries before the manifest names them
+		if !m.created {
+			m.fin = finManifest
+			return true
+		}
+		gen := m.await(waitSyncDir)
+		m.be.SyncDir(m.heapDir, func(err error) {
+			m.resume(waitSyncDir, gen)
+			if err != nil {
+				m.poison(&heap.SyncError{Err: fmt.Errorf("checkpoint: fsync directory %s: %w", m.heapDir, err)})
+				return
+			}
+			m.created = false
+			m.fin = finManifest
+			m.advance()
+		})
+	case finManifest:
+		gen := m.await(waitManifest)
+		m.atomicWrite(m.o.Manifest.Prepare(m.o.ShardDir), func(err error) {
+			m.resume(waitManifest, gen)
+			if m.finishedStep(err) {
+				m.fin = finEndRecord
+				m.advance()
+			}
+		})
+	case finEndRecord:
+		if m.ckptLSN == 0 {
+			lsn, err := m.o.WAL.Append(wal.RecordCheckpoint, record.AppendEnd(nil, m.redo))
+			if err != nil {
+				m.retryLater(fmt.Errorf("checkpoint: append checkpoint record: %w", err))
+				return false
+			}
+			m.ckptLSN = lsn
+		}
+		gen := m.await(waitEndDurable)
+		m.o.WAL.Barrier(m.ckptLSN, func(err error) {
+			m.resume(waitEndDurable, gen)
+			if err != nil {
+				m.retryLater(fmt.Errorf("checkpoint: checkpoint record %d not durable: %w", m.ckptLSN, err))
+				return
+			}
+			m.fin = finControl
+			m.advance()
+		})
+	case finControl:
+		next := min(m.o.Manifest.NextID(), uint64(^uint32(0)))
+		c := control.Control{
+			Shard:         m.o.Shard,
+			RedoLSN:       m.redo,
+			CheckpointLSN: m.ckptLSN,
+			Time:          time.Now(),
+			NextFileID:    uint32(next),
+		}
+		if err := c.Validate(); err != nil {
+			m.retryLater(fmt.Errorf("checkpoint: control file: %w", err))
+			return false
+		}
+		gen := m.await(waitControl)
+		m.atomicWrite(control.Prepare(m.o.ShardDir, c), func(err error) {
+			m.resume(waitControl, gen)
+			if m.finishedStep(err) && m.state != Poisoned {
+				m.publish(c.Time)
+			}
+		})
+	default:
+		panic(fmt.Sprintf("checkpoint: finalize step %v", m.fin))
+	}
+	return false
+}
+
+// finishedStep sorts a finalize step's outcome: success, a failure to
+// retry, or a failed fsync that poisons.
+func (m *Manager) finishedStep(err error) bool {
+	switch {
+	case err == nil:
+		m.succeeded()
+		return true
+	case control.IsSyncFailure(err):
+		m.poison(err)
+	default:
+		m.retryLater(err)
+	}
+	return false
+}
+
+// publish moves the in-memory redo point, once the control file holds it.
+func (m *Manager) publish(at time.Time) {
+	m.published = m.redo
+	m.stats.Completed++
+	m.stats.LastDurationMs = time.Since(m.began).Milliseconds()
+	m.stats.LastFinalized = at
+	m.enter(Idle)
+	// Handles are opened again by the next checkpoint, so that a file
+	// that vanished meanwhile is found (ENOENT) rather than written
+	// through a stale handle.
+	m.Close()
+	m.step(StepControlWritten)
+	for _, id := range m.deferred.Release(m.redo, nil) {
+		if err := m.o.Heap.Free(id, 0); err != nil {
+			var nr *heap.NotResidentError
+			if !errors.As(err, &nr) {
+				m.stats.LastError = fmt.Sprintf("checkpoint: deferred free of %v: %v", id, err)
+				continue
+			}
+			// Freed by the next checkpoint, once the page is loaded.
+			m.deferred.Add(m.redo, id)
+			m.stats.DeferredFreeRetries++
+			if m.o.OnNeedPage != nil {
+				m.o.OnNeedPage(nr.Page)
+			}
+		}
+	}
+	if m.o.OnPublished != nil {
+		m.o.OnPublished(m.redo)
+	}
+	ws := m.waiters
+	m.waiters = nil
+	for _, w := range ws {
+		w(nil)
+	}
+	if sw := m.shutdown; sw != nil {
+		m.shutdown = nil
+		sw.timer.Stop()
+		next := m.nextWaiters
+		m.nextWaiters = nil
+		for _, w := range next {
+			w(ErrShuttingDown)
+		}
+		sw.done(nil)
+		return
+	}
+	if m.requested {
+		m.requested = false
+		m.waiters, m.nextWaiters = m.nextWaiters, nil
+		m.begin()
+	}
+}
+
+// atomicWrite performs w through the backend: write Temp, fsync it, close
+// it, rename it over Final, fsync Dir. A failed fsync is a
+// *control.SyncError; before the rename, Final is untouched.
+func (m *Manager) atomicWrite(w control.AtomicWrite, done func(error)) {
+	m.be.Open(w.Temp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644, func(fd runtime.FD, err error) {
+		if err != nil {
+			done(fmt.Errorf("create %s: %w", w.Temp, err))
+			return
+		}
+		ops := []runtime.Op{
+			{Kind: runtime.OpPwrite, FD: fd, Buf: w.Data},
+			{Kind: runtime.OpFsync, FD: fd},
+		}
+		m.be.Chain(ops, func(res []runtime.Result) {
+			m.be.Close(fd, func(cerr error) {
+				var err error
+				switch {
+				case res[0].Err != nil:
+					err = fmt.Errorf("write %s: %w", w.Temp, res[0].Err)
+				case res[1].Err != nil:
+					err = &control.SyncError{Err: fmt.Errorf("fsync %s: %w", w.Temp, res[1].Err)}
+				case cerr != nil:
+					err = fmt.Errorf("close %s: %w", w.Temp, cerr)
+				}
+				if err != nil {
+					m.be.Unlink(w.Temp, func(error) {})
+					done(err)
+					return
+				}
+				m.be.Rename(w.Temp, w.Final, func(err error) {
+					if err != nil {
+						m.be.Unlink(w.Temp, func(error) {})
+						done(fmt.Errorf("rename %s: %w", w.Temp, err))
+						return
+					}
+					m.be.SyncDir(w.Dir, func(err error) {
+						if err != nil {
+							done(&control.SyncError{Err: fmt.Errorf("fsync directory %s: %w", w.Dir, err)})
+							return
+						}
+						done(nil)
+					})
+				})
+			})
+		})
+	})
+}

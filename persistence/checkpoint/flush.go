@@ -1,0 +1,291 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+
+	"github.com/moond-db/moond/persistence/checkpoint/record"
+	"github.com/moond-db/moond/persistence/heap"
+	"github.com/moond-db/moond/persistence/wal"
+	"github.com/moond-db/moond/runtime"
+)
+
+func (m *Manager) flushable(f *heap.Frame) bool {
+	if m.cache.Peek(f.ID()) != f || !f.Dirty() {
+		return false
+	}
+	v, _ := m.cache.Vanished(f.ID().File)
+	return !v
+}
+
+// flushStep starts the next batch of the pass, or ends the pass.
+func (m *Manager) flushStep() bool {
+	if !m.inPass {
+		m.inPass = true
+		m.dirty = m.cache.AppendDirty(m.dirty[:0])
+		m.idx = 0
+		m.pass = FlushResult{}
+		m.passErr = ""
+	}
+	var batch []*heap.Frame
+	var missing []uint32
+	j := m.idx
+	for j < len(m.dirty) && len(batch) < m.o.BatchPages {
+		f := m.dirty[j]
+		j++
+		if !m.flushable(f) {
+			continue
+		}
+		batch = append(batch, f)
+		if file := f.ID().File; !slices.Contains(missing, file) {
+			if _, ok := m.fds[file]; !ok {
+				missing = append(missing, file)
+			}
+		}
+	}
+	if len(batch) == 0 {
+		m.inPass = false
+		m.dirty = m.dirty[:0]
+		m.stats.LastFlush = m.pass
+		if m.pass.Failed > 0 {
+			err := fmt.Errorf("%w: %d of %d pages failed", ErrNotFlushed, m.pass.Failed, m.pass.Failed+m.pass.Flushed)
+			if m.passErr != "" {
+				// The summary keeps the cause, which it replaces in LastError.
+				err = fmt.Errorf("%w (last: %s)", err, m.passErr)
+			}
+			m.retryLater(err)
+			return false
+		}
+		m.succeeded()
+		m.enter(Syncing)
+		m.step(StepPwritten)
+		return true
+	}
+	if len(missing) > 0 {
+		m.openFiles(missing)
+		return false
+	}
+	m.idx = j
+	return m.flushBatch(batch)
+}
+
+// openFiles opens (or creates, for new files) the heap files a batch
+// needs; the batch is collected again once they are all answered.
+func (m *Manager) openFiles(ids []uint32) {
+	gen := m.await(waitOpen)
+	pending := len(ids)
+	var failed error
+	for _, id := range ids {
+		flag := os.O_RDWR
+		if !m.onDisk[id] {
+			flag |= os.O_CREATE | os.O_EXCL
+		}
+		path := heap.FilePath(m.heapDir, id)
+		m.be.Open(path, flag, 0o644, func(fd runtime.FD, err error) {
+			switch {
+			case err == nil:
+				m.fds[id] = fd
+				if !m.onDisk[id] {
+					m.onDisk[id] = true
+					m.created = true
+				}
+			case errors.Is(err, fs.ErrExist) && !m.onDisk[id]:
+				// Created by an earlier try whose answer was lost: open it.
+				m.onDisk[id] = true
+				m.created = true
+				failed = fmt.Errorf("checkpoint: create %s: %w", path, err)
+			case errors.Is(err, fs.ErrNotExist) && m.onDisk[id]:
+				m.vanish(id)
+			default:
+				failed = fmt.Errorf("checkpoint: open %s: %w", path, err)
+			}
+			if pending--; pending > 0 {
+				return
+			}
+			m.resume(waitOpen, gen)
+			if failed != nil {
+				m.retryLater(failed)
+				return
+			}
+			m.advance()
+		})
+	}
+}
+
+// flushBatch logs the FPIs of batch, takes one WAL barrier through its
+// highest LSN, then writes its pages.
+func (m *Manager) flushBatch(batch []*heap.Frame) bool {
+	var through uint64
+	fpis := false
+	write := batch[:0]
+	for _, f := range batch {
+		if f.FPIPending() {
+			fpis = true
+			lsn, err := m.o.WAL.Append(wal.RecordCheckpoint, record.AppendFPI(nil, &f.Page))
+			if err != nil {
+				m.pagesFailed(1, fmt.Sprintf("checkpoint: append FPI of %v: %v", f.ID(), err))
+				continue
+			}
+			m.cache.FPILogged(f)
+			through = max(through, lsn)
+		}
+		through = max(through, f.Page.LSN())
+		write = append(write, f)
+	}
+	if len(write) == 0 {
+		return true
+	}
+	if fpis {
+		m.step(StepFPIAppended)
+	}
+	m.stats.Barriers++
+	if !m.o.UnlinkedWrites {
+		m.writeLinked(write, through)
+		return false
+	}
+	gen := m.await(waitBarrier)
+	m.o.WAL.Barrier(through, func(err error) {
+		m.resume(waitBarrier, gen)
+		if err != nil {
+			m.pagesFailed(len(write), fmt.Sprintf("checkpoint: WAL barrier through %d: %v", through, err))
+			m.advance()
+			return
+		}
+		m.step(StepBarrier)
+		m.writePages(write)
+	})
+	return false
+}
+
+// pagesFailed counts n pages of the pass as not written. why, when not
+// empty, is the failure: it becomes LastError, and the pass's summary
+// (ErrNotFlushed) quotes the last one, so that it is not lost.
+func (m *Manager) pagesFailed(n int, why string) {
+	m.pass.Failed += n
+	m.stats.PagesFailed += int64(n)
+	if why != "" {
+		m.stats.LastError = why
+		m.passErr = why
+	}
+}
+
+// pageWrite is one page write of a batch: the frame, and the version of
+// its bytes that went out.
+type pageWrite struct {
+	f       *heap.Frame
+	id      heap.PageID
+	version uint64
+}
+
+// writeLinked hands the batch's page writes to the WAL, linked after the
+// write and fdatasync that make the batch's FPIs and page LSNs durable.
+func (m *Manager) writeLinked(batch []*heap.Frame, through uint64) {
+	gen := m.await(waitWrites)
+	var pws []pageWrite
+	var ops []runtime.Op
+	for _, f := range batch {
+		if pw, op, ok := m.takePage(f); ok {
+			ops = append(ops, op)
+			pws = append(pws, pw)
+		}
+	}
+	if len(ops) == 0 {
+		m.o.Loop.AfterFunc(0, func() {
+			m.resume(waitWrites, gen)
+			m.advance()
+		})
+		return
+	}
+	m.o.WAL.WriteAfter(through, ops, func(res []runtime.Result, err error) {
+		m.resume(waitWrites, gen)
+		for i, pw := range pws {
+			perr := err
+			if i < len(res) {
+				perr = res[i].Err
+				if perr == nil && res[i].N != heap.PageSize {
+					perr = runtime.ErrShort
+				}
+			} else if perr == nil {
+				perr = runtime.ErrShort
+			}
+			m.pageWritten(pw, perr)
+		}
+		if err != nil {
+			// The WAL's failure is the cause; the page writes it canceled
+			// (pageWritten above) must not hide it.
+			m.pagesFailed(0, fmt.Sprintf("checkpoint: WAL barrier through %d: %v", through, err))
+		}
+		m.advance()
+	})
+}
+
+// takePage takes the bytes of f's page for a write: the write's record
+// and its operation. ok is false when the page is not to be written now:
+// its file vanished (nothing to do), or its FPI is still pending or its
+// file is not open (counted as failed; the pass is repeated).
+func (m *Manager) takePage(f *heap.Frame) (pageWrite, runtime.Op, bool) {
+	if !m.flushable(f) {
+		return pageWrite{}, runtime.Op{}, false
+	}
+	fd, open := m.fds[f.ID().File]
+	if f.FPIPending() || !open {
+		m.pagesFailed(1, "")
+		return pageWrite{}, runtime.Op{}, false
+	}
+	pw := pageWrite{f: f, id: f.ID(), version: m.cache.BeginWrite(f)}
+	buf := make([]byte, heap.PageSize)
+	f.Page.EncodeInto(buf)
+	return pw, runtime.Op{Kind: runtime.OpPwrite, FD: fd, Buf: buf, Off: heap.PageOffset(pw.id.Page)}, true
+}
+
+// pageWritten records the outcome of one page write.
+func (m *Manager) pageWritten(pw pageWrite, err error) {
+	if v, _ := m.cache.Vanished(pw.id.File); v {
+		return
+	}
+	if err != nil {
+		m.pagesFailed(1, fmt.Sprintf("checkpoint: write page %v: %v", pw.id, err))
+		return
+	}
+	m.fileGen[pw.id.File] = m.sync.MarkWritten(pw.id.File)
+	m.cache.WriteDone(pw.f, pw.version)
+	m.pass.Flushed++
+	m.stats.PagesFlushed++
+}
+
+// writePages submits the batch's page writes one by one, once the WAL
+// barrier completed (UnlinkedWrites).
+func (m *Manager) writePages(batch []*heap.Frame) {
+	gen := m.await(waitWrites)
+	pending := 0
+	done := func() {
+		if pending--; pending == 0 {
+			m.resume(waitWrites, gen)
+			m.advance()
+		}
+	}
+	for _, f := range batch {
+		pw, op, ok := m.takePage(f)
+		if !ok {
+			continue
+		}
+		pending++
+		m.be.Pwrite(op.FD, op.Buf, op.Off, func(n int, err error) {
+			if err == nil && n != heap.PageSize {
+				err = runtime.ErrShort
+			}
+			m.pageWritten(pw, err)
+			if err == nil && pending > 1 {
+				m.step(StepMidPwrite)
+			}
+			done()
+		})
+	}
+	if pending == 0 {
+		m.resume(waitWrites, gen)
+		m.advance()
+	}
+}

@@ -1,0 +1,132 @@
+package checkpoint
+
+import (
+	"time"
+
+	"github.com/moond-db/moond/persistence/heap"
+	"github.com/moond-db/moond/persistence/manifest"
+	"github.com/moond-db/moond/persistence/wal"
+	"github.com/moond-db/moond/runtime"
+)
+
+// WAL is what the checkpoint needs from the shard's log.
+type WAL interface {
+	// NextLSN is the LSN the next appended record gets.
+	NextLSN() uint64
+	// Append appends a record and returns its LSN (wal.Appender.Append).
+	Append(typ wal.RecordType, payload []byte) (uint64, error)
+	// Barrier calls done, on the loop's thread and never inside the
+	// call, once every record through lsn is durable, or with the error
+	// that keeps it from being so. Under appendfsync always it waits for
+	// the group commit; otherwise it forces an fdatasync.
+	Barrier(lsn uint64, done func(error))
+	// WriteAfter runs ops (page writes) once every record through lsn is
+	// durable and calls done with their results, on the loop's thread
+	// and never inside the call: linked after the fdatasync that makes
+	// lsn durable (wal.Writer.WriteAfterDurable), so the kernel enforces
+	// log before data. err is the WAL's failure, which cancels them (res
+	// is then ECANCELED or nil).
+	WriteAfter(lsn uint64, ops []runtime.Op, done func(res []runtime.Result, err error))
+}
+
+// Version is a dirty key's state at the moment the checkpoint writes it.
+type Version struct {
+	// Live is false when the key was deleted; DelLSN is then the LSN of
+	// the deletion.
+	Live   bool
+	Record heap.Record
+	DelLSN uint64
+	// Old is where the key's last checkpointed version lives, when HasOld.
+	Old    heap.RecordID
+	HasOld bool
+}
+
+// Source is the shard's keyspace as the checkpoint sees it.
+type Source interface {
+	// TakeDirty returns the keys changed since the last call, and
+	// forgets them.
+	TakeDirty() [][]byte
+	// Version returns key's current state.
+	Version(key []byte) Version
+	// Placed tells the keyspace where key's version now lives in the heap
+	// (live), or that it has no record there any more (!live).
+	Placed(key []byte, id heap.RecordID, live bool)
+}
+
+// Options configures a Manager.
+type Options struct {
+	Loop     *runtime.Loop
+	Backend  runtime.Backend // normally Loop.Backend(); tests wrap it
+	ShardDir string          // heap files live in ShardDir/heap
+	Shard    uint32
+	WAL      WAL
+	Source   Source
+	Heap     *heap.Heap
+	Manifest *manifest.Manifest
+	// Deferred and Sync are created when nil.
+	Deferred *heap.DeferredFrees
+	Sync     *heap.SyncTracker
+	// Files are the heap files that exist on disk at boot (the manifest's
+	// live files, fsynced by boot). Any other file the heap places pages
+	// in is new: the checkpoint creates it (O_EXCL) and fsyncs the heap
+	// directory before the manifest commit.
+	Files []uint32
+	// PublishedRedo is the control file's redo LSN at boot.
+	PublishedRedo uint64
+	// Interval is --checkpoint-timeout (default 300 s): Tick starts a
+	// checkpoint when this long passed since the last one began.
+	Interval time.Duration
+	// BatchPages bounds a flush batch (default 64, at most
+	// runtime.MaxChainLen-2: a batch's writes share a chain with the WAL
+	// write and fdatasync).
+	BatchPages int
+	// WriteChunk bounds the keys written into pages per loop step
+	// (default 1024).
+	WriteChunk int
+	// StepBudget bounds the time one loop step spends writing keys into
+	// pages (default 200 µs): between steps the loop serves its clients,
+	// so this is the longest a checkpoint delays a reply.
+	StepBudget time.Duration
+	// RetryBackoff is the first delay before a failed step is retried by
+	// a later Tick (default 10 ms, doubling up to 1 s).
+	RetryBackoff time.Duration
+	// ShutdownWait bounds Shutdown (default 5 s).
+	ShutdownWait time.Duration
+
+	// OnPublished is called after the control file published redo: the
+	// WAL below it may be recycled, and tombstoned files whose tombstone
+	// the manifest commit covered may be unlinked.
+	OnPublished func(redo uint64)
+	// OnPoison is called once, when an fsync failed: the shard refuses
+	// writes from now on.
+	OnPoison func(error)
+	// OnVanished is called when a heap file was found missing. When
+	// retired is false the manifest still listed it: an unexpected loss,
+	// to be logged as an error. The shard marks the keys whose record was
+	// in the file dirty again (TakeDirty returns them), and a checkpoint
+	// that is running writes them again, with its redo point, before it
+	// finalizes: its redo never moves over a key whose only copy above the
+	// old redo point was in the lost file.
+	OnVanished func(file uint32, retired bool)
+	// OnNeedPage is called when a heap operation needs a page that is
+	// not cached (heap.ErrNotResident): the shard loads it (Cache.AddClean)
+	// and a later Tick retries.
+	OnNeedPage func(heap.PageID)
+	// OnBegin is called when a checkpoint begins, with its redo point.
+	OnBegin func(redo uint64)
+	// BeginRecord, when set, returns a wal.RecordCheckpoint payload to log
+	// at the redo point itself (its LSN is the redo LSN, so recovery
+	// replays it first), or nil for none: state that replay needs as of
+	// the redo point, such as the database map. A checkpoint whose record
+	// cannot be appended does not begin; the tick tries again.
+	BeginRecord func() []byte
+	// OnStep, when set, is called as the checkpoint passes each Step: the
+	// crash points end-to-end tests stop the process at. Production
+	// leaves it nil.
+	OnStep func(Step)
+	// UnlinkedWrites (tests only) waits for the WAL barrier's completion
+	// before submitting a batch's page writes, one by one, instead of
+	// linking them after the WAL's fdatasync: StepBarrier and
+	// StepMidPwrite are points in the process only then.
+	UnlinkedWrites bool
+}

@@ -1,0 +1,99 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/moond-db/moond/persistence/heap"
+	"github.com/moond-db/moond/persistence/wal"
+)
+
+func (m *Manager) begin() {
+	redo := m.o.WAL.NextLSN()
+	if m.o.BeginRecord != nil {
+		if p := m.o.BeginRecord(); p != nil {
+			lsn, err := m.o.WAL.Append(wal.RecordCheckpoint, p)
+			if err != nil {
+				m.stats.LastError = fmt.Sprintf("checkpoint: append the record at the redo point: %v", err)
+				m.requested = true // the next Tick tries again
+				return
+			}
+			if lsn != redo {
+				panic(fmt.Sprintf("checkpoint: the record at the redo point got LSN %d, want %d", lsn, redo))
+			}
+		}
+	}
+	m.requested = false // a request that waited for this begin is served by it
+	m.enter(Writing)
+	m.gen++
+	m.redo = redo
+	m.keys = m.o.Source.TakeDirty()
+	m.keyIdx = 0
+	m.cache.BeginCycle()
+	m.began = time.Now()
+	m.lastBegin = m.began
+	m.retryAt = time.Time{}
+	m.retryGap = 0
+	m.inPass = false
+	clear(m.fileGen)
+	m.fin = finSyncDir
+	m.ckptLSN = 0
+	m.rewrite = false
+	if m.o.OnBegin != nil {
+		m.o.OnBegin(m.redo)
+	}
+	m.advance()
+}
+
+// heapFailed handles an error of the heap during Writing.
+func (m *Manager) heapFailed(err error) {
+	var nr *heap.NotResidentError
+	if errors.As(err, &nr) && m.o.OnNeedPage != nil {
+		m.o.OnNeedPage(nr.Page)
+	}
+	m.retryLater(err)
+}
+
+// writeSome writes up to WriteChunk keys' versions into pages, for at most
+// StepBudget.
+func (m *Manager) writeSome() bool {
+	start := time.Now()
+	for n := 0; m.keyIdx < len(m.keys); n++ {
+		if n == m.o.WriteChunk || (n%32 == 31 && time.Since(start) >= m.o.StepBudget) {
+			gen := m.await(waitYield)
+			m.o.Loop.AfterFunc(0, func() {
+				m.resume(waitYield, gen)
+				m.advance()
+			})
+			return false
+		}
+		k := m.keys[m.keyIdx]
+		v := m.o.Source.Version(k)
+		if v.Live {
+			id, err := m.o.Heap.Insert(v.Record)
+			if err != nil {
+				m.heapFailed(fmt.Errorf("checkpoint: write key version: %w", err))
+				return false
+			}
+			if v.HasOld {
+				m.deferred.Add(m.redo, v.Old)
+			}
+			m.o.Source.Placed(k, id, true)
+		} else {
+			if v.HasOld {
+				if err := m.o.Heap.Free(v.Old, v.DelLSN); err != nil {
+					m.heapFailed(fmt.Errorf("checkpoint: free deleted key's record %v: %w", v.Old, err))
+					return false
+				}
+			}
+			m.o.Source.Placed(k, heap.RecordID{}, false)
+		}
+		m.keyIdx++
+		m.stats.KeysWritten++
+	}
+	m.keys = nil
+	m.succeeded()
+	m.enter(Flushing)
+	return true
+}
