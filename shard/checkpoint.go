@@ -60,8 +60,13 @@ func (s *Shard) startCheckpoints(st *recovery.State, superseded []heap.RecordID)
 	if !st.Fresh {
 		published = st.Redo
 	}
+	// Heap records that newer ones superseded at boot are freed once a
+	// checkpoint above the published redo point finalizes.
+	deferred := &heap.DeferredFrees{}
+	for _, id := range superseded {
+		deferred.Add(published, id)
+	}
 	t := s.o.Tunables()
-	interval := t.CheckpointTimeout
 	c.mgr = checkpoint.New(checkpoint.Options{
 		Loop:          s.loop,
 		Backend:       s.be,
@@ -73,7 +78,8 @@ func (s *Shard) startCheckpoints(st *recovery.State, superseded []heap.RecordID)
 		Manifest:      c.man,
 		Files:         st.Files,
 		PublishedRedo: published,
-		Interval:      interval,
+		Interval:      t.CheckpointTimeout,
+		Deferred:      deferred,
 		OnBegin:       s.checkpointBegan,
 		BeginRecord:   s.dbMapRecord,
 		OnPublished:   s.checkpointPublished,
@@ -86,9 +92,6 @@ func (s *Shard) startCheckpoints(st *recovery.State, superseded []heap.RecordID)
 		// linked after the barrier.
 		UnlinkedWrites: s.o.CrashAt.Step == checkpoint.StepBarrier || s.o.CrashAt.Step == checkpoint.StepMidPwrite,
 	})
-	for _, id := range superseded {
-		c.mgr.Deferred().Add(published, id)
-	}
 	c.maxWAL = t.MaxWALSize
 	s.loop.BeforeWait(s.maybeWALFull)
 }
