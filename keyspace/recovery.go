@@ -8,7 +8,7 @@ import (
 	"github.com/moond-db/moond/persistence/heap"
 )
 
-// Recovery (DESIGN.md §4): load the heap, then replay the WAL from the
+// Recovery (docs/DESIGN.md §7): load the heap, then replay the WAL from the
 // redo point, applying a record to a key only when the record's LSN is
 // above the key's LSN.
 //

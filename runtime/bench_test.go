@@ -13,7 +13,7 @@ package runtime
 // MOOND_BENCH_LOOP_CPU=n pins the echo loop to CPU n (run the binary under
 // taskset to keep the clients off it).
 // BenchmarkGroupCommit: WAL-style group commit, N appends of 4 KiB gathered
-// into one pwritev, then one fdatasync, as one chain (the shape DESIGN.md
+// into one pwritev, then one fdatasync, as one chain (the shape docs/DESIGN.md
 // gives the WAL: one write + fdatasync per loop iteration), N = 1, 16, 128,
 // over a preallocated file.
 // BenchmarkLinkedAppends: the same bytes as N separate pwrite steps linked

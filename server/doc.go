@@ -4,7 +4,10 @@
 // local keys inline, sends commands for other shards as one mailbox message
 // per target shard per batch, and writes the replies back in the client's
 // order with one send. Connection-level commands (HELLO, AUTH, CLIENT,
-// CONFIG, INFO, ...) live here; data commands live in package shard.
+// CONFIG, INFO, ...) live here; data commands run on the shard that owns
+// their keys (package shard, over package keyspace). server imports no
+// persistence package: durability, and when a reply may say so, are the
+// shard's.
 //
 // Invariants:
 //   - A connection is touched only by the loop that accepted it; other shards

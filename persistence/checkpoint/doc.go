@@ -1,4 +1,4 @@
-// Package checkpoint runs a shard's fuzzy checkpoint (DESIGN.md §4) as an
+// Package checkpoint runs a shard's fuzzy checkpoint (docs/DESIGN.md §6) as an
 // explicit state machine on the shard's loop thread. Nothing it does blocks
 // the loop: every file operation goes through runtime.Backend, and every
 // step that waits (a WAL barrier, a page write, a heap-file fsync, the

@@ -1,5 +1,5 @@
 // Package recovery boots one shard's persisted state up to, and not
-// including, the replay of its write-ahead log: the steps of DESIGN.md §4
+// including, the replay of its write-ahead log: the steps of docs/DESIGN.md §7
 // "Recovery" between taking the directory lock and wal.Recover.
 //
 // Open runs, in this order, and refuses (with an error that names the file,
