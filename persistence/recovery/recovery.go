@@ -577,25 +577,9 @@ func (b *boot) syncFiles() error {
 		if _, err := b.fs.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err := syncDir(b.fs, dir); err != nil {
+		if err := vfs.SyncDir(b.fs, dir); err != nil {
 			return fmt.Errorf("recovery: shard %d: %w", b.o.Shard, err)
 		}
-	}
-	return nil
-}
-
-func syncDir(fsys vfs.FS, dir string) error {
-	d, err := fsys.OpenDir(dir)
-	if err != nil {
-		return fmt.Errorf("open directory %s for fsync: %w", dir, err)
-	}
-	err = d.Sync()
-	cerr := d.Close()
-	if err != nil {
-		return &vfs.SyncError{Err: fmt.Errorf("fsync directory %s: %w", dir, err)}
-	}
-	if cerr != nil {
-		return fmt.Errorf("close directory %s: %w", dir, cerr)
 	}
 	return nil
 }

@@ -243,27 +243,5 @@ func writeNewSegment(fs vfs.FS, f vfs.File, dir, tmp, final string, h SegmentHea
 		_ = fs.Remove(tmp)
 		return fmt.Errorf("wal: create segment: %w", err)
 	}
-	return SyncDir(fs, dir)
+	return vfs.SyncDir(fs, dir)
 }
-
-// SyncDir fsyncs directory dir.
-func SyncDir(fs vfs.FS, dir string) error {
-	d, err := fs.OpenDir(dir)
-	if err != nil {
-		return fmt.Errorf("wal: open directory for fsync: %w", err)
-	}
-	err = d.Sync()
-	cerr := d.Close()
-	if err != nil {
-		return &vfs.SyncError{Err: fmt.Errorf("wal: fsync directory %s: %w", dir, err)}
-	}
-	if cerr != nil {
-		return fmt.Errorf("wal: close directory %s: %w", dir, cerr)
-	}
-	return nil
-}
-
-// IsSyncFailure reports whether err comes from a failed fsync, fdatasync or
-// directory fsync (a vfs.SyncError), the failure class that poisons a log
-// for good.
-func IsSyncFailure(err error) bool { return vfs.IsSyncFailure(err) }

@@ -116,7 +116,7 @@ func TestCreateSegmentFailedFsyncLeavesNothing(t *testing.T) {
 	ff := vfs.NewFaulty(vfs.Default)
 	ff.Add(vfs.EIOOnSync("*.tmp"))
 	_, err := CreateSegment(ff, dir, SegmentHeader{FirstLSN: 1})
-	if !errors.Is(err, syscall.EIO) || !IsSyncFailure(err) {
+	if !errors.Is(err, syscall.EIO) || !vfs.IsSyncFailure(err) {
 		t.Fatalf("got %v, want a sync failure with EIO", err)
 	}
 	if names, _ := os.ReadDir(dir); len(names) != 0 {
@@ -129,7 +129,7 @@ func TestCreateSegmentFsyncsTheDirectory(t *testing.T) {
 	ff := vfs.NewFaulty(vfs.Default)
 	id := ff.Add(vfs.Rule{Op: vfs.OpSync, Path: dir, Fault: vfs.FaultError, Err: syscall.EIO})
 	_, err := CreateSegment(ff, dir, SegmentHeader{FirstLSN: 1})
-	if ff.Hits(id) != 1 || !IsSyncFailure(err) {
+	if ff.Hits(id) != 1 || !vfs.IsSyncFailure(err) {
 		t.Fatalf("directory fsync not attempted or not reported: hits %d, err %v", ff.Hits(id), err)
 	}
 }
