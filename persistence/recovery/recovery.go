@@ -1,7 +1,6 @@
 package recovery
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -214,20 +213,14 @@ func (b *boot) readControl() error {
 // listSegments returns the segment files of dir by first LSN. Temporary
 // and salvage leftovers are not segments; a missing directory holds none.
 func listSegments(fsys vfs.FS, dir string) ([]segment, error) {
-	names, err := fsys.List(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	firsts, err := wal.ListSegments(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("recovery: list WAL directory %s: %w", dir, err)
+		return nil, fmt.Errorf("recovery: %w", err)
 	}
-	var segs []segment
-	for _, name := range names {
-		if lsn, ok := wal.ParseSegmentName(name); ok {
-			segs = append(segs, segment{lsn: lsn, path: filepath.Join(dir, name)})
-		}
+	segs := make([]segment, len(firsts))
+	for i, lsn := range firsts {
+		segs[i] = segment{lsn: lsn, path: wal.SegmentPath(dir, lsn)}
 	}
-	slices.SortFunc(segs, func(a, b segment) int { return cmp.Compare(a.lsn, b.lsn) })
 	return segs, nil
 }
 

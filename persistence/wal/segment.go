@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -244,4 +246,25 @@ func writeNewSegment(fs vfs.FS, f vfs.File, dir, tmp, final string, h SegmentHea
 		return fmt.Errorf("wal: create segment: %w", err)
 	}
 	return vfs.SyncDir(fs, dir)
+}
+
+// ListSegments returns the first LSNs of the segment files in dir,
+// ascending. Temporary files of unfinished segments and salvage leftovers
+// are not segments; a missing directory holds none.
+func ListSegments(fs vfs.FS, dir string) ([]uint64, error) {
+	names, err := fs.List(dir)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("wal: list segments in %s: %w", dir, err)
+	}
+	var firsts []uint64
+	for _, name := range names {
+		if lsn, ok := ParseSegmentName(name); ok {
+			firsts = append(firsts, lsn)
+		}
+	}
+	slices.Sort(firsts)
+	return firsts, nil
 }
