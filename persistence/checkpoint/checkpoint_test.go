@@ -136,14 +136,8 @@ func TestNoFinalizeOverAPageThatFailedToWrite(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
 		e := newEnv(t, kind, envOpts{})
 		e.fill("k", 10, 1800)
-		e.on(func() {
-			e.be.pwriteErr = func(path string, off int64) error {
-				if strings.HasPrefix(filepath.Base(path), "heap-") && off == heap.PageOffset(1) {
-					return syscall.EIO
-				}
-				return nil
-			}
-		})
+		page1 := e.be.Add(vfs.Rule{Op: vfs.OpWrite, Path: heap.FileName(1), Fault: vfs.FaultError, Err: syscall.EIO,
+			Filter: func(c vfs.Call) bool { return c.Off == heap.PageOffset(1) }})
 		ch := e.save()
 		e.waitFor("the pass to end with a failed page", func() bool { return e.m.Stats().LastFlush.Failed == 1 })
 		if s := e.stats(); s.State != Flushing || s.Completed != 0 || e.published1() != 1 {
@@ -155,7 +149,8 @@ func TestNoFinalizeOverAPageThatFailedToWrite(t *testing.T) {
 		if e.published1() != 1 {
 			t.Fatal("redo published over an unwritten page")
 		}
-		e.on(func() { e.be.pwriteErr = nil; e.m.Tick() })
+		e.be.Delete(page1)
+		e.on(e.m.Tick)
 		if err := e.wait(ch); err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +164,7 @@ func TestNoRedoOverAHeapFileThatCannotBeFsyncedYet(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
 		e := newEnv(t, kind, envOpts{})
 		e.fill("k", 10, 100)
-		e.on(func() { e.be.holdFsync = true })
+		e.be.holdFsync()
 		ch := e.save()
 		<-e.be.heldCh
 		for range 3 {
@@ -194,7 +189,7 @@ func TestNoRedoOverAHeapFileThatCannotBeFsyncedYet(t *testing.T) {
 func TestSyncResultClearsAFileOnlyForTheGenerationItSynced(t *testing.T) {
 	e := newEnv(t, runtime.KindPool, envOpts{})
 	e.fill("k", 10, 100)
-	e.on(func() { e.be.holdFsync = true })
+	e.be.holdFsync()
 	ch := e.save()
 	name := <-e.be.heldCh
 	id, _ := heap.ParseFileName(name)
@@ -217,7 +212,7 @@ func TestFsyncErrorPoisons(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
 		e := newEnv(t, kind, envOpts{})
 		e.fill("k", 10, 100)
-		e.on(func() { e.be.fsyncErr[heap.FileName(1)] = syscall.EIO })
+		rule := e.be.fail(vfs.OpSync, heap.FileName(1), syscall.EIO)
 		err := e.wait(e.save())
 		if !errors.Is(err, ErrPoisoned) || !errors.Is(err, syscall.EIO) {
 			t.Fatalf("SAVE: %v, want poisoned by EIO", err)
@@ -227,7 +222,7 @@ func TestFsyncErrorPoisons(t *testing.T) {
 			t.Fatalf("stats %+v", s)
 		}
 		// For good: the fault is gone, the redo never moves again.
-		e.on(func() { delete(e.be.fsyncErr, heap.FileName(1)) })
+		e.be.Delete(rule)
 		e.on(e.m.Tick)
 		if err := e.wait(e.save()); !errors.Is(err, ErrPoisoned) {
 			t.Fatalf("SAVE after poisoning: %v", err)
@@ -242,7 +237,7 @@ func TestFailedControlFileWriteLeavesRedoUnpublished(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
 		e := newEnv(t, kind, envOpts{})
 		e.fill("k", 10, 100)
-		e.on(func() { e.be.chainErr[control.FileName+control.TempSuffix] = syscall.ENOSPC })
+		rule := e.be.fail(vfs.OpWrite, control.FileName+control.TempSuffix, syscall.ENOSPC)
 		ch := e.save()
 		e.waitFor("the control write to fail", func() bool {
 			return strings.Contains(e.m.Stats().LastError, "control")
@@ -253,7 +248,8 @@ func TestFailedControlFileWriteLeavesRedoUnpublished(t *testing.T) {
 		if _, ok := controlRedo(t, e.dir); ok {
 			t.Fatal("control file exists")
 		}
-		e.on(func() { delete(e.be.chainErr, control.FileName+control.TempSuffix); e.m.Tick() })
+		e.be.Delete(rule)
+		e.on(e.m.Tick)
 		if err := e.wait(ch); err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +263,7 @@ func TestFinalizeProceedsWhenAWrittenHeapFileVanishedBeforeItsFsync(t *testing.T
 	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
 		e := newEnv(t, kind, envOpts{})
 		e.fill("k", 10, 100)
-		e.on(func() { e.be.fsyncErr[heap.FileName(1)] = syscall.ENOENT })
+		e.be.fail(vfs.OpSync, heap.FileName(1), syscall.ENOENT)
 		if err := e.wait(e.save()); err != nil {
 			t.Fatal(err)
 		}
@@ -381,7 +377,7 @@ func TestTickNeverBlocksOnDataFsyncAndNeverStartsASecondBatch(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
 		e := newEnv(t, kind, envOpts{})
 		e.fill("k", 10, 100)
-		e.on(func() { e.be.holdFsync = true })
+		e.be.holdFsync()
 		ch := e.save()
 		<-e.be.heldCh
 		e.fill("x", 10, 100) // more dirty keys: a second checkpoint would have work
@@ -416,7 +412,7 @@ func TestWALCeilingTriggerNeverWaitsOnDataFsync(t *testing.T) {
 		e.fill("k", 10, 100)
 		var started bool
 		e.on(func() {
-			e.be.holdFsync = true
+			e.be.holdFsync()
 			started = e.m.MaybeWALFull(2<<30, 1<<30)
 		})
 		if !started {
@@ -448,7 +444,7 @@ func TestShutdownCompletesThroughTheOutstandingFsyncWithinItsBound(t *testing.T)
 	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
 		e := newEnv(t, kind, envOpts{})
 		e.fill("k", 10, 100)
-		e.on(func() { e.be.holdFsync = true })
+		e.be.holdFsync()
 		e.save()
 		<-e.be.heldCh
 		ch := make(chan error, 1)
@@ -468,7 +464,7 @@ func TestShutdownCompletesThroughTheOutstandingFsyncWithinItsBound(t *testing.T)
 func TestShutdownGivesUpOnAHungFsyncAfterItsBound(t *testing.T) {
 	e := newEnv(t, runtime.KindPool, envOpts{shutdownWait: 50 * time.Millisecond})
 	e.fill("k", 10, 100)
-	e.on(func() { e.be.holdFsync = true })
+	e.be.holdFsync()
 	ch := make(chan error, 1)
 	e.on(func() { e.m.Shutdown(func(err error) { ch <- err }) })
 	<-e.be.heldCh
@@ -575,7 +571,7 @@ func TestNewHeapFileDirectoryEntryIsFsyncedBeforeTheManifestCommit(t *testing.T)
 func TestOpenFailureOtherThanNotFoundIsRetried(t *testing.T) {
 	e := newEnv(t, runtime.KindPool, envOpts{})
 	e.fill("k", 10, 100)
-	e.on(func() { e.be.openErr[heap.FileName(1)] = syscall.EACCES })
+	rule := e.be.fail(vfs.OpOpen|vfs.OpCreate, heap.FileName(1), syscall.EACCES)
 	ch := e.save()
 	e.waitFor("the open to fail", func() bool { return strings.Contains(e.m.Stats().LastError, "open") })
 	for range 3 {
@@ -584,7 +580,13 @@ func TestOpenFailureOtherThanNotFoundIsRetried(t *testing.T) {
 	if s := e.stats(); s.State != Flushing || s.VanishedRetired+s.VanishedUnexpected != 0 || e.published1() != 1 {
 		t.Fatalf("stats %+v", s)
 	}
-	e.on(func() { delete(e.be.openErr, heap.FileName(1)); e.m.Tick() })
+	e.be.Delete(rule)
+	// The answer of the last failed open may still be on its way, and the
+	// retry it schedules waits for a tick: tick until the checkpoint ends.
+	e.waitFor("the retried open to let the checkpoint finish", func() bool {
+		e.m.Tick()
+		return e.m.Stats().Completed == 1
+	})
 	if err := e.wait(ch); err != nil {
 		t.Fatal(err)
 	}

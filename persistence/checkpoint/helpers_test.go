@@ -5,32 +5,27 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/manifest"
+	"github.com/moond-db/moond/persistence/vfs"
 	"github.com/moond-db/moond/persistence/wal"
 	"github.com/moond-db/moond/runtime"
 	"github.com/moond-db/moond/runtime/looptest"
 )
 
-// faultBackend wraps a real backend. Injected failures and held operations
-// complete asynchronously, on the loop, like real ones.
+// faultBackend is the checkpoint's backend in tests: a vfs.FaultyBackend,
+// whose rules inject failures and hold operations, that also counts the
+// operations the checkpoint asks for.
 type faultBackend struct {
-	runtime.Backend
-	loop  *runtime.Loop
-	paths map[runtime.FD]string
+	*vfs.FaultyBackend
 
-	openErr   map[string]error // by base name
-	pwriteErr func(path string, off int64) error
-	fsyncErr  map[string]error // by base name
-	chainErr  map[string]error // by base name of the first step's file
-	holdFsync bool
-	held      []func()
-	heldCh    chan string // told the base name of each held fsync
+	holdRule vfs.RuleID
+	holdGate chan struct{}
+	heldCh   chan string // told the base name of each held fsync
 
 	ops                    []string // renames and directory fsyncs, in order
 	opens, pwrites, chains int
@@ -39,98 +34,72 @@ type faultBackend struct {
 
 func newFaultBackend(loop *runtime.Loop) *faultBackend {
 	return &faultBackend{
-		Backend:  loop.Backend(),
-		loop:     loop,
-		paths:    make(map[runtime.FD]string),
-		openErr:  make(map[string]error),
-		fsyncErr: make(map[string]error),
-		chainErr: make(map[string]error),
-		fsyncs:   make(map[string]int),
-		heldCh:   make(chan string, 64),
+		FaultyBackend: vfs.NewFaultyBackend(loop, loop.Backend()),
+		fsyncs:        make(map[string]int),
+		heldCh:        make(chan string, 64),
 	}
 }
 
-func (f *faultBackend) later(fn func()) { f.loop.AfterFunc(0, fn) }
+// fail makes op on files whose base name matches name fail with err, until
+// the returned rule is deleted.
+func (f *faultBackend) fail(op vfs.Op, name string, err error) vfs.RuleID {
+	return f.Add(vfs.Rule{Op: op, Path: name, Fault: vfs.FaultError, Err: err})
+}
+
+// holdFsync holds the fsyncs of heap files until release; heldCh is told
+// the base name of each.
+func (f *faultBackend) holdFsync() {
+	f.holdGate = make(chan struct{})
+	entered := make(chan string)
+	f.holdRule = f.Add(vfs.Rule{Op: vfs.OpSync, Fault: vfs.FaultHang, Gate: f.holdGate, Entered: entered,
+		Filter: func(c vfs.Call) bool { _, ok := heap.ParseFileName(filepath.Base(c.Path)); return ok }})
+	go func(gate chan struct{}) {
+		for {
+			select {
+			case p := <-entered:
+				f.heldCh <- filepath.Base(p)
+			case <-gate:
+				return
+			}
+		}
+	}(f.holdGate)
+}
+
+// release lets the held fsyncs run, and stops holding new ones.
+func (f *faultBackend) release() {
+	f.Delete(f.holdRule)
+	close(f.holdGate)
+}
 
 func (f *faultBackend) Open(path string, flag int, perm uint32, cb func(runtime.FD, error)) {
 	f.opens++
-	if err := f.openErr[filepath.Base(path)]; err != nil {
-		f.later(func() { cb(0, err) })
-		return
-	}
-	f.Backend.Open(path, flag, perm, func(fd runtime.FD, err error) {
-		if err == nil {
-			f.paths[fd] = path
-		}
-		cb(fd, err)
-	})
+	f.FaultyBackend.Open(path, flag, perm, cb)
 }
 
 func (f *faultBackend) Pwrite(fd runtime.FD, buf []byte, off int64, cb func(int, error)) {
 	f.pwrites++
-	if f.pwriteErr != nil {
-		if err := f.pwriteErr(f.paths[fd], off); err != nil {
-			f.later(func() { cb(0, err) })
-			return
-		}
-	}
-	f.Backend.Pwrite(fd, buf, off, cb)
+	f.FaultyBackend.Pwrite(fd, buf, off, cb)
 }
 
 func (f *faultBackend) Fsync(fd runtime.FD, cb func(error)) {
-	name := filepath.Base(f.paths[fd])
-	f.fsyncs[name]++
-	if err := f.fsyncErr[name]; err != nil {
-		f.later(func() { cb(err) })
-		return
-	}
-	if f.holdFsync {
-		f.held = append(f.held, func() { f.Backend.Fsync(fd, cb) })
-		f.heldCh <- name
-		return
-	}
-	f.Backend.Fsync(fd, cb)
-}
-
-// release lets the held fsyncs run (loop thread).
-func (f *faultBackend) release() {
-	f.holdFsync = false
-	h := f.held
-	f.held = nil
-	for _, fn := range h {
-		fn()
-	}
+	path, _ := f.Path(fd)
+	f.fsyncs[filepath.Base(path)]++
+	f.FaultyBackend.Fsync(fd, cb)
 }
 
 func (f *faultBackend) Chain(ops []runtime.Op, cb func([]runtime.Result)) {
 	f.chains++
-	if len(ops) > 0 {
-		if err := f.chainErr[filepath.Base(f.paths[ops[0].FD])]; err != nil {
-			res := make([]runtime.Result, len(ops))
-			for i := range res {
-				res[i].Err = syscall.ECANCELED
-			}
-			res[0].Err = err
-			f.later(func() { cb(res) })
-			return
-		}
-	}
-	f.Backend.Chain(ops, cb)
+	f.FaultyBackend.Chain(ops, cb)
 }
 
 func (f *faultBackend) Rename(oldpath, newpath string, cb func(error)) {
 	f.ops = append(f.ops, "rename "+filepath.Base(oldpath))
-	f.Backend.Rename(oldpath, newpath, cb)
+	f.FaultyBackend.Rename(oldpath, newpath, cb)
 }
 
 func (f *faultBackend) SyncDir(dir string, cb func(error)) {
 	f.ops = append(f.ops, "syncdir "+filepath.Base(dir))
-	f.Backend.SyncDir(dir, cb)
-}
-
-func (f *faultBackend) Close(fd runtime.FD, cb func(error)) {
-	delete(f.paths, fd)
-	f.Backend.Close(fd, cb)
+	f.FaultyBackend.SyncDir(dir, cb)
 }
 
 // fakeWAL stands in for the shard's WAL writer: LSNs, records, and

@@ -191,14 +191,14 @@ func Read(fsys vfs.FS, shardDir string, shard uint32) (Control, bool, error) {
 
 // Prepare returns the atomic replacement that publishes c in shardDir: the
 // steps the serving loop performs through runtime.Backend (see
-// AtomicWrite).
-func Prepare(shardDir string, c Control) AtomicWrite {
-	return NewAtomicWrite(shardDir, FileName, c.Encode())
+// vfs.AtomicWrite).
+func Prepare(shardDir string, c Control) vfs.AtomicWrite {
+	return vfs.NewAtomicWrite(shardDir, FileName, c.Encode())
 }
 
 // Write publishes c in shardDir atomically through fsys. On error, the file
 // holds its old content or the new (the error says which step failed; a
-// *SyncError after the rename means the new content may not be durable).
+// *vfs.SyncError after the rename means the new content may not be durable).
 func Write(fsys vfs.FS, shardDir string, c Control) error {
 	if err := Prepare(shardDir, c).Run(fsys); err != nil {
 		return fmt.Errorf("control: write %s: %w", Path(shardDir), err)

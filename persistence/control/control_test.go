@@ -144,7 +144,7 @@ func TestAFailedControlWriteLeavesTheOldFileWhole(t *testing.T) {
 			if name == "dir fsync" {
 				// The rename happened: the new content is in place, but
 				// its durability is unknown, and the error says so.
-				if !IsSyncFailure(err) || c.RedoLSN != sample().RedoLSN {
+				if !vfs.IsSyncFailure(err) || c.RedoLSN != sample().RedoLSN {
 					t.Fatalf("err %v, redo %d", err, c.RedoLSN)
 				}
 				return
@@ -152,7 +152,7 @@ func TestAFailedControlWriteLeavesTheOldFileWhole(t *testing.T) {
 			if c != Fresh(3) {
 				t.Fatalf("after a failed %s the file holds %+v, want the old content", name, c)
 			}
-			if name == "fsync" && !IsSyncFailure(err) {
+			if name == "fsync" && !vfs.IsSyncFailure(err) {
 				t.Fatalf("a failed fsync is not reported as one: %v", err)
 			}
 		})

@@ -112,37 +112,16 @@ func CreateFile(fsys vfs.FS, dir string, id uint32) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("heap: create %s: %w", path, err)
 	}
-	if err := syncDir(fsys, dir); err != nil {
+	if err := vfs.SyncDir(fsys, dir); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return &File{fsys: fsys, f: f, id: id, path: path}, nil
 }
 
-// syncDir fsyncs directory dir.
-func syncDir(fsys vfs.FS, dir string) error {
-	d, err := fsys.OpenDir(dir)
-	if err != nil {
-		return fmt.Errorf("heap: open directory %s for fsync: %w", dir, err)
-	}
-	err = d.Sync()
-	cerr := d.Close()
-	if err != nil {
-		return &SyncError{Err: fmt.Errorf("heap: fsync directory %s: %w", dir, err)}
-	}
-	if cerr != nil {
-		return fmt.Errorf("heap: close directory %s: %w", dir, cerr)
-	}
-	return nil
-}
-
-// SyncError marks a failed fsync of a heap file or of the heap directory:
-// after one, nothing written before it can be trusted to be durable
-// (fsyncgate), and the caller poisons the shard.
+// SyncError is vfs.SyncError, under the name persistence/checkpoint still
+// uses; new code names vfs.SyncError.
 type SyncError = vfs.SyncError
-
-// IsSyncFailure reports whether err comes from a failed fsync.
-func IsSyncFailure(err error) bool { return vfs.IsSyncFailure(err) }
 
 // ID is the file's id.
 func (f *File) ID() uint32 { return f.id }
@@ -239,10 +218,10 @@ func (f *File) WriteImage(n uint32, img []byte) error {
 	return nil
 }
 
-// Sync fsyncs the file. A failure is a *SyncError.
+// Sync fsyncs the file. A failure is a *vfs.SyncError.
 func (f *File) Sync() error {
 	if err := f.f.Sync(); err != nil {
-		return &SyncError{Err: fmt.Errorf("heap: fsync %s: %w", f.path, err)}
+		return &vfs.SyncError{Err: fmt.Errorf("heap: fsync %s: %w", f.path, err)}
 	}
 	return nil
 }

@@ -728,7 +728,7 @@ func (h *Heap) ensureDir() error {
 		if err := h.fsys.MkdirAll(h.dir, 0o755); err != nil {
 			return fmt.Errorf("heap: create heap directory: %w", err)
 		}
-		if err := syncDir(h.fsys, filepath.Dir(h.dir)); err != nil {
+		if err := vfs.SyncDir(h.fsys, filepath.Dir(h.dir)); err != nil {
 			return err
 		}
 	}

@@ -661,7 +661,7 @@ func TestWriteDirtySyncFailsWhenAFileCannotBeSynced(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = h.WriteDirtySync()
-	if !IsSyncFailure(err) {
+	if !vfs.IsSyncFailure(err) {
 		t.Fatalf("got %v, want a sync failure", err)
 	}
 	if h.Cache().Stats().Dirty != 1 {

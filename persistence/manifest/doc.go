@@ -43,6 +43,6 @@
 //	 32+16N   4 CRC-32C (Castagnoli) of bytes 0..31+16N
 //
 // The file is replaced atomically, like the control file (see
-// control.AtomicWrite): manifest.tmp, fsync, rename, directory fsync.
+// vfs.AtomicWrite): manifest.tmp, fsync, rename, directory fsync.
 // A missing manifest is an empty registry.
 package manifest

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/moond-db/moond/persistence/control"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/vfs"
 )
@@ -340,8 +339,8 @@ func Read(fsys vfs.FS, shardDir string, shard uint32) (*Manifest, bool, error) {
 
 // Prepare returns the atomic replacement that commits m in shardDir: the
 // steps the serving loop performs through runtime.Backend.
-func (m *Manifest) Prepare(shardDir string) control.AtomicWrite {
-	return control.NewAtomicWrite(shardDir, FileName, m.Encode())
+func (m *Manifest) Prepare(shardDir string) vfs.AtomicWrite {
+	return vfs.NewAtomicWrite(shardDir, FileName, m.Encode())
 }
 
 // Write commits m in shardDir atomically through fsys.
@@ -384,14 +383,8 @@ func RemoveFiles(fsys vfs.FS, heapDir string, ids []uint32) error {
 			return fmt.Errorf("manifest: remove heap file: %w", err)
 		}
 	}
-	d, err := fsys.OpenDir(heapDir)
-	if err != nil {
-		return fmt.Errorf("manifest: open %s for fsync: %w", heapDir, err)
+	if err := vfs.SyncDir(fsys, heapDir); err != nil {
+		return fmt.Errorf("manifest: remove heap files: %w", err)
 	}
-	err = d.Sync()
-	cerr := d.Close()
-	if err != nil {
-		return &control.SyncError{Err: fmt.Errorf("manifest: fsync %s: %w", heapDir, err)}
-	}
-	return cerr
+	return nil
 }

@@ -1,7 +1,6 @@
 package recovery
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -214,20 +213,14 @@ func (b *boot) readControl() error {
 // listSegments returns the segment files of dir by first LSN. Temporary
 // and salvage leftovers are not segments; a missing directory holds none.
 func listSegments(fsys vfs.FS, dir string) ([]segment, error) {
-	names, err := fsys.List(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	firsts, err := wal.ListSegments(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("recovery: list WAL directory %s: %w", dir, err)
+		return nil, fmt.Errorf("recovery: %w", err)
 	}
-	var segs []segment
-	for _, name := range names {
-		if lsn, ok := wal.ParseSegmentName(name); ok {
-			segs = append(segs, segment{lsn: lsn, path: filepath.Join(dir, name)})
-		}
+	segs := make([]segment, len(firsts))
+	for i, lsn := range firsts {
+		segs[i] = segment{lsn: lsn, path: wal.SegmentPath(dir, lsn)}
 	}
-	slices.SortFunc(segs, func(a, b segment) int { return cmp.Compare(a.lsn, b.lsn) })
 	return segs, nil
 }
 
@@ -577,25 +570,9 @@ func (b *boot) syncFiles() error {
 		if _, err := b.fs.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err := syncDir(b.fs, dir); err != nil {
+		if err := vfs.SyncDir(b.fs, dir); err != nil {
 			return fmt.Errorf("recovery: shard %d: %w", b.o.Shard, err)
 		}
-	}
-	return nil
-}
-
-func syncDir(fsys vfs.FS, dir string) error {
-	d, err := fsys.OpenDir(dir)
-	if err != nil {
-		return fmt.Errorf("open directory %s for fsync: %w", dir, err)
-	}
-	err = d.Sync()
-	cerr := d.Close()
-	if err != nil {
-		return &vfs.SyncError{Err: fmt.Errorf("fsync directory %s: %w", dir, err)}
-	}
-	if cerr != nil {
-		return fmt.Errorf("close directory %s: %w", dir, cerr)
 	}
 	return nil
 }

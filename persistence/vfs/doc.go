@@ -23,6 +23,14 @@
 //     ENOSPC on write, ENOENT for a file that vanished, EISDIR on open), a
 //     short write, a torn write that models a crash in the middle of a write,
 //     and a hung call that blocks its caller until the test opens a gate.
+//   - NewFaultyBackend(loop, inner): the same Rules for the asynchronous
+//     stack, a runtime.Backend wrapper; a hold parks the operation without
+//     blocking the loop.
+//
+// The package also owns, once, what every persistence package needs of a
+// file system: SyncDir (a directory fsync; every failure is a SyncError)
+// and AtomicWrite (temp file, fsync, rename, directory fsync), run over an
+// FS or started on a runtime.Backend.
 //
 // # Conventions
 //

@@ -267,7 +267,7 @@ func (r *recovery) list() ([]segFile, error) {
 		}
 	}
 	if len(r.res.RemovedTemp) > 0 {
-		if err := SyncDir(r.fs, r.o.Dir); err != nil {
+		if err := vfs.SyncDir(r.fs, r.o.Dir); err != nil {
 			return nil, err
 		}
 	}
@@ -446,7 +446,7 @@ func (r *recovery) badHeader(f vfs.File, s segFile, size int64, last bool, nextF
 	if err := r.fs.Rename(s.path, aside); err != nil {
 		return fmt.Errorf("wal: move damaged segment aside: %w", err)
 	}
-	if err := SyncDir(r.fs, r.o.Dir); err != nil {
+	if err := vfs.SyncDir(r.fs, r.o.Dir); err != nil {
 		return err
 	}
 	r.res.Skipped[len(r.res.Skipped)-1].SavedAs = aside
@@ -541,7 +541,7 @@ func (r *recovery) saveBytes(path string, from, to int64) (string, error) {
 	if err := out.Sync(); err != nil {
 		return "", &vfs.SyncError{Err: fmt.Errorf("wal: fsync %s: %w", dst, err)}
 	}
-	if err := SyncDir(r.fs, r.o.Dir); err != nil {
+	if err := vfs.SyncDir(r.fs, r.o.Dir); err != nil {
 		return "", err
 	}
 	return dst, nil

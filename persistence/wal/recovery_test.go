@@ -477,7 +477,7 @@ func TestFailedFsyncWhileSealingFailsRecovery(t *testing.T) {
 	ff := vfs.NewFaulty(vfs.Default)
 	ff.Add(vfs.EIOOnSync(filepath.Base(files[len(files)-1])))
 	_, err := Recover(RecoverOptions{FS: ff, Dir: dir, Shard: 5})
-	if !errors.Is(err, syscall.EIO) || !IsSyncFailure(err) {
+	if !errors.Is(err, syscall.EIO) || !vfs.IsSyncFailure(err) {
 		t.Fatalf("got %v", err)
 	}
 }

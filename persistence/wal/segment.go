@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -243,27 +245,26 @@ func writeNewSegment(fs vfs.FS, f vfs.File, dir, tmp, final string, h SegmentHea
 		_ = fs.Remove(tmp)
 		return fmt.Errorf("wal: create segment: %w", err)
 	}
-	return SyncDir(fs, dir)
+	return vfs.SyncDir(fs, dir)
 }
 
-// SyncDir fsyncs directory dir.
-func SyncDir(fs vfs.FS, dir string) error {
-	d, err := fs.OpenDir(dir)
+// ListSegments returns the first LSNs of the segment files in dir,
+// ascending. Temporary files of unfinished segments and salvage leftovers
+// are not segments; a missing directory holds none.
+func ListSegments(fs vfs.FS, dir string) ([]uint64, error) {
+	names, err := fs.List(dir)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return fmt.Errorf("wal: open directory for fsync: %w", err)
+		return nil, fmt.Errorf("wal: list segments in %s: %w", dir, err)
 	}
-	err = d.Sync()
-	cerr := d.Close()
-	if err != nil {
-		return &vfs.SyncError{Err: fmt.Errorf("wal: fsync directory %s: %w", dir, err)}
+	var firsts []uint64
+	for _, name := range names {
+		if lsn, ok := ParseSegmentName(name); ok {
+			firsts = append(firsts, lsn)
+		}
 	}
-	if cerr != nil {
-		return fmt.Errorf("wal: close directory %s: %w", dir, cerr)
-	}
-	return nil
+	slices.Sort(firsts)
+	return firsts, nil
 }
-
-// IsSyncFailure reports whether err comes from a failed fsync, fdatasync or
-// directory fsync (a vfs.SyncError), the failure class that poisons a log
-// for good.
-func IsSyncFailure(err error) bool { return vfs.IsSyncFailure(err) }

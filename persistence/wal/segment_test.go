@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 
@@ -116,7 +117,7 @@ func TestCreateSegmentFailedFsyncLeavesNothing(t *testing.T) {
 	ff := vfs.NewFaulty(vfs.Default)
 	ff.Add(vfs.EIOOnSync("*.tmp"))
 	_, err := CreateSegment(ff, dir, SegmentHeader{FirstLSN: 1})
-	if !errors.Is(err, syscall.EIO) || !IsSyncFailure(err) {
+	if !errors.Is(err, syscall.EIO) || !vfs.IsSyncFailure(err) {
 		t.Fatalf("got %v, want a sync failure with EIO", err)
 	}
 	if names, _ := os.ReadDir(dir); len(names) != 0 {
@@ -129,7 +130,25 @@ func TestCreateSegmentFsyncsTheDirectory(t *testing.T) {
 	ff := vfs.NewFaulty(vfs.Default)
 	id := ff.Add(vfs.Rule{Op: vfs.OpSync, Path: dir, Fault: vfs.FaultError, Err: syscall.EIO})
 	_, err := CreateSegment(ff, dir, SegmentHeader{FirstLSN: 1})
-	if ff.Hits(id) != 1 || !IsSyncFailure(err) {
+	if ff.Hits(id) != 1 || !vfs.IsSyncFailure(err) {
 		t.Fatalf("directory fsync not attempted or not reported: hits %d, err %v", ff.Hits(id), err)
+	}
+}
+
+func TestListSegmentsReturnsFirstLSNsAscending(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{SegmentName(300), SegmentName(1), SegmentName(20),
+		SegmentName(40) + tempSuffix, "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := ListSegments(vfs.Default, dir)
+	if err != nil || !slices.Equal(got, []uint64{1, 20, 300}) {
+		t.Fatalf("ListSegments: %v, %v; want [1 20 300]", got, err)
+	}
+	got, err = ListSegments(vfs.Default, filepath.Join(dir, "missing"))
+	if err != nil || got != nil {
+		t.Fatalf("ListSegments of a missing directory: %v, %v", got, err)
 	}
 }

@@ -74,7 +74,7 @@ func OpenSyncWriter(o SyncWriterOptions) (*SyncWriter, error) {
 		if err := fs.MkdirAll(o.Dir, 0o755); err != nil {
 			return nil, fmt.Errorf("wal: create WAL directory: %w", err)
 		}
-		if err := SyncDir(fs, filepath.Dir(o.Dir)); err != nil {
+		if err := vfs.SyncDir(fs, filepath.Dir(o.Dir)); err != nil {
 			return nil, err
 		}
 	}
@@ -111,7 +111,7 @@ func (w *SyncWriter) Commit() (uint64, error) {
 	for g := w.app.Take(); g != nil; g = w.app.Take() {
 		if err := w.writeGroup(g); err != nil {
 			w.app.Done(g, err)
-			if IsSyncFailure(err) {
+			if vfs.IsSyncFailure(err) {
 				w.app.Poison(err)
 				w.closeFile()
 				return w.app.DurableLSN(), w.app.poisonedErr()

@@ -93,7 +93,7 @@ func TestDataWritesWaitWhileTheWALWriteFails(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
 		e := newWriterEnv(t, kind, FsyncAlways, 0)
 		fd, path := e.dataFile()
-		e.on(func() { e.be.failWrites = 1 })
+		e.be.Add(failWrites(1))
 		last := e.appendN(0, 3)
 		r := e.writeAfter(last, fd, "page")
 		var durable uint64
@@ -120,7 +120,7 @@ func TestDataWritesAreCancelledWhenTheirFdatasyncFails(t *testing.T) {
 		fd, path := e.dataFile()
 		last := e.appendN(0, 3)
 		e.waitUntil("written", func() bool { return e.w.Appender().WrittenLSN() >= last })
-		e.on(func() { e.be.failSyncChains = 1 })
+		e.be.Add(failSyncs(1))
 		r := e.writeAfter(last, fd, "page")
 		e.waitUntil("the data write's answer", func() bool { return r.done })
 		if r.err == nil || len(r.res) != 1 || r.res[0].Err != syscall.ECANCELED {

@@ -196,7 +196,7 @@ func (w *Writer) failed(g *Group, err error) {
 	w.inflight, w.group = nil, groupIdle
 	w.stats.WriteErrors++
 	w.app.Done(g, err)
-	if IsSyncFailure(err) { // a new segment's or the directory's fsync
+	if vfs.IsSyncFailure(err) { // a new segment's or the directory's fsync
 		w.poison(err)
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moond-db/moond/persistence/vfs"
 	"github.com/moond-db/moond/runtime"
 	"github.com/moond-db/moond/runtime/looptest"
 )
@@ -48,7 +49,7 @@ func newWriterEnv(t *testing.T, kind runtime.Kind, policy FsyncPolicy, segSize i
 		t.Fatal(err)
 	}
 	e.on(func() {
-		e.be = &faultBackend{Backend: loop.Backend(), loop: loop}
+		e.be = &faultBackend{FaultyBackend: vfs.NewFaultyBackend(loop, loop.Backend())}
 		app := NewAppender(AppenderOptions{Shard: 0, SegmentSize: segSize, NextLSN: 1})
 		e.w = NewWriter(loop, e.be, app, e.dir, policy)
 		loop.BeforeWait(e.w.Kick)
@@ -184,7 +185,7 @@ func TestWriterRotatesSegmentsAndRecoveryReadsThemAll(t *testing.T) {
 func TestWriterRetriesAFailedWriteAndReportsIt(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
 		e := newWriterEnv(t, kind, FsyncAlways, 0)
-		e.on(func() { e.be.failWrites = 2 })
+		e.be.Add(failWrites(2))
 		first := e.appendN(0, 5)
 		e.waitUntil("the failure reported", func() bool { return e.w.Appender().LastError() != nil })
 		var lastErr error
@@ -207,7 +208,7 @@ func TestWriterRetriesAFailedWriteAndReportsIt(t *testing.T) {
 func TestWriterFdatasyncErrorPoisonsTheLog(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
 		e := newWriterEnv(t, kind, FsyncAlways, 0)
-		e.on(func() { e.be.failSyncs = 1 })
+		e.be.Add(failSyncs(1))
 		last := e.appendN(0, 3)
 		e.waitUntil("poisoned", func() bool { return e.w.Appender().Poisoned() != nil })
 		var durable uint64
@@ -234,22 +235,16 @@ func TestSyncInFlightAcrossARotationClosesOnlyTheSealedSegment(t *testing.T) {
 		e := newWriterEnv(t, kind, FsyncNo, 4096)
 		last := e.appendN(0, 5)
 		e.waitUntil("written", func() bool { return e.w.Appender().WrittenLSN() >= last })
-		e.on(func() {
-			e.be.holdSyncs = true
-			e.w.Sync()
-		})
+		// Hold the one fdatasync Sync starts; the seals' go through.
+		gate := make(chan struct{})
+		e.be.Add(vfs.Rule{Op: vfs.OpDatasync, Fault: vfs.FaultHang, Gate: gate, Count: 1})
+		e.on(e.w.Sync)
 		// Enough records to seal the segment and open the next ones.
 		last = e.appendN(5, 200)
 		e.waitUntil("written past the rotation", func() bool { return e.w.Appender().WrittenLSN() >= last })
 		var segs int64
-		e.on(func() {
-			segs = e.w.Stats().Segments
-			e.be.holdSyncs = false
-			for _, f := range e.be.held {
-				f()
-			}
-			e.be.held = nil
-		})
+		e.on(func() { segs = e.w.Stats().Segments })
+		close(gate)
 		if segs < 2 {
 			t.Fatalf("only %d segments: no rotation while the fdatasync was held", segs)
 		}
@@ -264,29 +259,12 @@ func TestSyncInFlightAcrossARotationClosesOnlyTheSealedSegment(t *testing.T) {
 	})
 }
 
-// faultBackend injects failures into the writer's chains: the pwrite of the
-// next failWrites chains fails with ENOSPC, the fdatasync of the next
-// failSyncs chains with EIO. Results arrive asynchronously, as the Backend
-// contract requires.
+// faultBackend is the writer's backend in tests: a vfs.FaultyBackend, whose
+// rules inject the failures, that also records the step kinds of every
+// chain it is asked for.
 type faultBackend struct {
-	runtime.Backend
-	loop       *runtime.Loop
-	failWrites int
-	failSyncs  int
-	holdSyncs  bool     // hold standalone fdatasyncs (Writer.Sync) until release
-	held       []func() // the held ones
-	chains     [][]runtime.OpKind
-	// failSyncChains fails the fdatasync that opens the next chains of
-	// that kind (WriteAfterDurable's) with EIO.
-	failSyncChains int
-}
-
-func (f *faultBackend) Fdatasync(fd runtime.FD, cb func(error)) {
-	if f.holdSyncs {
-		f.held = append(f.held, func() { f.Backend.Fdatasync(fd, cb) })
-		return
-	}
-	f.Backend.Fdatasync(fd, cb)
+	*vfs.FaultyBackend
+	chains [][]runtime.OpKind
 }
 
 func (f *faultBackend) Chain(ops []runtime.Op, cb func([]runtime.Result)) {
@@ -295,35 +273,21 @@ func (f *faultBackend) Chain(ops []runtime.Op, cb func([]runtime.Result)) {
 		kinds[i] = op.Kind
 	}
 	f.chains = append(f.chains, kinds)
-	if len(ops) > 0 && ops[0].Kind == runtime.OpFdatasync && f.failSyncChains > 0 {
-		f.failSyncChains--
-		res := make([]runtime.Result, len(ops))
-		res[0].Err = syscall.EIO
-		for i := 1; i < len(res); i++ {
-			res[i].Err = syscall.ECANCELED
-		}
-		f.loop.AfterFunc(0, func() { cb(res) })
-		return
-	}
-	if len(ops) > 0 && ops[0].Kind == runtime.OpPwrite && ops[0].Off >= SegmentHeaderSize && f.failWrites > 0 {
-		f.failWrites--
-		res := make([]runtime.Result, len(ops))
-		res[0].Err = syscall.ENOSPC
-		for i := 1; i < len(res); i++ {
-			res[i].Err = syscall.ECANCELED
-		}
-		f.loop.AfterFunc(0, func() { cb(res) })
-		return
-	}
-	if len(ops) == 2 && ops[1].Kind == runtime.OpFdatasync && f.failSyncs > 0 {
-		f.failSyncs--
-		f.Backend.Chain(ops, func(res []runtime.Result) {
-			res[1] = runtime.Result{Err: syscall.EIO}
-			cb(res)
-		})
-		return
-	}
-	f.Backend.Chain(ops, cb)
+	f.FaultyBackend.Chain(ops, cb)
+}
+
+// segmentGlob matches the WAL's segment files, not their temporary
+// copies: group writes and their fdatasyncs, not segment creation.
+const segmentGlob = segmentPrefix + "*" + segmentSuffix
+
+// failWrites fails the next n writes to a segment with ENOSPC.
+func failWrites(n int) vfs.Rule {
+	return vfs.Rule{Op: vfs.OpWrite, Path: segmentGlob, Fault: vfs.FaultError, Err: syscall.ENOSPC, Count: n}
+}
+
+// failSyncs fails the next n fdatasyncs of a segment with EIO.
+func failSyncs(n int) vfs.Rule {
+	return vfs.Rule{Op: vfs.OpDatasync, Path: segmentGlob, Fault: vfs.FaultError, Err: syscall.EIO, Count: n}
 }
 
 // BenchmarkWriterAlways measures group commit through the async Writer on
