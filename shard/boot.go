@@ -1,12 +1,9 @@
 package shard
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/heap"
@@ -122,7 +119,7 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 	}
 	s.ckpt = &ckpt{heap: st.Heap, man: st.Manifest, bootSave: st.LastCheckpoint,
 		loading: make(map[heap.PageID]bool), readFDs: make(map[uint32]runtime.FD)}
-	segs, err := listSegments(s.walDir())
+	segs, err := wal.ListSegments(vfs.Default, s.walDir())
 	if err != nil {
 		st.Heap.Close()
 		return nil, nil, nil, fmt.Errorf("shard %d: %w", s.id, err)
@@ -205,20 +202,4 @@ func (r *recordHeads) close() {
 	for _, f := range r.readers {
 		f.Close()
 	}
-}
-
-// listSegments returns the first LSNs of the WAL segments in dir, ascending.
-func listSegments(dir string) ([]uint64, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("list WAL segments: %w", err)
-	}
-	var firsts []uint64
-	for _, e := range ents {
-		if lsn, ok := wal.ParseSegmentName(e.Name()); ok {
-			firsts = append(firsts, lsn)
-		}
-	}
-	slices.Sort(firsts)
-	return firsts, nil
 }

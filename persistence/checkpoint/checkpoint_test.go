@@ -237,7 +237,7 @@ func TestFailedControlFileWriteLeavesRedoUnpublished(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
 		e := newEnv(t, kind, envOpts{})
 		e.fill("k", 10, 100)
-		rule := e.be.fail(vfs.OpWrite, control.FileName+control.TempSuffix, syscall.ENOSPC)
+		rule := e.be.fail(vfs.OpWrite, control.FileName+vfs.TempSuffix, syscall.ENOSPC)
 		ch := e.save()
 		e.waitFor("the control write to fail", func() bool {
 			return strings.Contains(e.m.Stats().LastError, "control")

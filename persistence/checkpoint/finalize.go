@@ -3,14 +3,13 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/control"
 	"github.com/moond-db/moond/persistence/heap"
+	"github.com/moond-db/moond/persistence/vfs"
 	"github.com/moond-db/moond/persistence/wal"
-	"github.com/moond-db/moond/runtime"
 )
 
 // finalStep runs the finalize steps in order (finalizeStep); a failed one
@@ -26,7 +25,7 @@ func (m *Manager) finalStep() bool {
 		m.be.SyncDir(m.heapDir, func(err error) {
 			m.resume(waitSyncDir, gen)
 			if err != nil {
-				m.poison(&heap.SyncError{Err: fmt.Errorf("checkpoint: fsync directory %s: %w", m.heapDir, err)})
+				m.poison(&vfs.SyncError{Err: fmt.Errorf("checkpoint: fsync directory %s: %w", m.heapDir, err)})
 				return
 			}
 			m.created = false
@@ -35,7 +34,7 @@ func (m *Manager) finalStep() bool {
 		})
 	case finManifest:
 		gen := m.await(waitManifest)
-		m.atomicWrite(m.o.Manifest.Prepare(m.o.ShardDir), func(err error) {
+		m.o.Manifest.Prepare(m.o.ShardDir).Start(m.be, func(err error) {
 			m.resume(waitManifest, gen)
 			if m.finishedStep(err) {
 				m.fin = finEndRecord
@@ -75,7 +74,7 @@ func (m *Manager) finalStep() bool {
 			return false
 		}
 		gen := m.await(waitControl)
-		m.atomicWrite(control.Prepare(m.o.ShardDir, c), func(err error) {
+		control.Prepare(m.o.ShardDir, c).Start(m.be, func(err error) {
 			m.resume(waitControl, gen)
 			if m.finishedStep(err) && m.state != Poisoned {
 				m.publish(c.Time)
@@ -94,7 +93,7 @@ func (m *Manager) finishedStep(err error) bool {
 	case err == nil:
 		m.succeeded()
 		return true
-	case control.IsSyncFailure(err):
+	case vfs.IsSyncFailure(err):
 		m.poison(err)
 	default:
 		m.retryLater(err)
@@ -153,52 +152,4 @@ func (m *Manager) publish(at time.Time) {
 		m.waiters, m.nextWaiters = m.nextWaiters, nil
 		m.begin()
 	}
-}
-
-// atomicWrite performs w through the backend: write Temp, fsync it, close
-// it, rename it over Final, fsync Dir. A failed fsync is a
-// *control.SyncError; before the rename, Final is untouched.
-func (m *Manager) atomicWrite(w control.AtomicWrite, done func(error)) {
-	m.be.Open(w.Temp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644, func(fd runtime.FD, err error) {
-		if err != nil {
-			done(fmt.Errorf("create %s: %w", w.Temp, err))
-			return
-		}
-		ops := []runtime.Op{
-			{Kind: runtime.OpPwrite, FD: fd, Buf: w.Data},
-			{Kind: runtime.OpFsync, FD: fd},
-		}
-		m.be.Chain(ops, func(res []runtime.Result) {
-			m.be.Close(fd, func(cerr error) {
-				var err error
-				switch {
-				case res[0].Err != nil:
-					err = fmt.Errorf("write %s: %w", w.Temp, res[0].Err)
-				case res[1].Err != nil:
-					err = &control.SyncError{Err: fmt.Errorf("fsync %s: %w", w.Temp, res[1].Err)}
-				case cerr != nil:
-					err = fmt.Errorf("close %s: %w", w.Temp, cerr)
-				}
-				if err != nil {
-					m.be.Unlink(w.Temp, func(error) {})
-					done(err)
-					return
-				}
-				m.be.Rename(w.Temp, w.Final, func(err error) {
-					if err != nil {
-						m.be.Unlink(w.Temp, func(error) {})
-						done(fmt.Errorf("rename %s: %w", w.Temp, err))
-						return
-					}
-					m.be.SyncDir(w.Dir, func(err error) {
-						if err != nil {
-							done(&control.SyncError{Err: fmt.Errorf("fsync directory %s: %w", w.Dir, err)})
-							return
-						}
-						done(nil)
-					})
-				})
-			})
-		})
-	})
 }

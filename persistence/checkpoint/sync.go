@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/moond-db/moond/persistence/heap"
+	"github.com/moond-db/moond/persistence/vfs"
 )
 
 // syncStep starts an fsync of every file written in this checkpoint whose
@@ -69,7 +70,7 @@ func (m *Manager) fsynced(file uint32, gen uint64, err error) {
 		m.vanish(file)
 	default:
 		m.sync.SyncFailed(file)
-		m.poison(&heap.SyncError{Err: fmt.Errorf("checkpoint: fsync %s: %w", heap.FileName(file), err)})
+		m.poison(&vfs.SyncError{Err: fmt.Errorf("checkpoint: fsync %s: %w", heap.FileName(file), err)})
 		return
 	}
 	if m.state == Syncing {

@@ -30,7 +30,7 @@ func TestControlFileRoundTrips(t *testing.T) {
 		!got.Time.Equal(want.Time) || got.NextFileID != want.NextFileID {
 		t.Fatalf("read %+v, wrote %+v", got, want)
 	}
-	if _, err := os.Stat(Path(dir) + TempSuffix); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(Path(dir) + vfs.TempSuffix); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("temporary file left behind: %v", err)
 	}
 }

@@ -1,7 +1,7 @@
 // Package control reads and writes a shard's control file,
 // <shard dir>/control: where recovery starts (the redo LSN) and what the
-// last finalized checkpoint published. It also provides the atomic
-// replacement of a small file (AtomicWrite), which the manifest uses too.
+// last finalized checkpoint published. The file is replaced with
+// vfs.AtomicWrite, as the manifest is.
 //
 // # Format (64 bytes, little-endian)
 //

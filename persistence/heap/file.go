@@ -119,10 +119,6 @@ func CreateFile(fsys vfs.FS, dir string, id uint32) (*File, error) {
 	return &File{fsys: fsys, f: f, id: id, path: path}, nil
 }
 
-// SyncError is vfs.SyncError, under the name persistence/checkpoint still
-// uses; new code names vfs.SyncError.
-type SyncError = vfs.SyncError
-
 // ID is the file's id.
 func (f *File) ID() uint32 { return f.id }
 
