@@ -87,10 +87,6 @@ func (s *Shard) startCheckpoints(st *recovery.State, superseded []heap.RecordID)
 		OnVanished:    s.heapFileVanished,
 		OnNeedPage:    s.loadPage,
 		OnStep:        s.checkpointStep,
-		// The crash points between a batch's WAL barrier and its page
-		// writes exist in the process only when the writes are not
-		// linked after the barrier.
-		UnlinkedWrites: s.o.CrashAt.Step == checkpoint.StepBarrier || s.o.CrashAt.Step == checkpoint.StepMidPwrite,
 	})
 	c.maxWAL = t.MaxWALSize
 	s.loop.BeforeWait(s.maybeWALFull)
@@ -109,6 +105,7 @@ func (s *Shard) dbMapRecord() []byte {
 func (s *Shard) checkpointBegan(redo uint64) {
 	c := s.ckpt
 	c.begun++
+	s.armCrash()
 	c.bytesAtBegin = s.walAppended()
 	c.changesAtBegin = s.changes
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/moond-db/moond/keyspace"
+	"github.com/moond-db/moond/persistence/vfs"
 	"github.com/moond-db/moond/persistence/wal"
 	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/runtime"
@@ -80,6 +81,8 @@ type Shard struct {
 	readable        []func()    // readers paused until ReadsPaused turns false
 
 	ckpt *ckpt // heap and checkpoints (checkpoint.go); mgr nil with appendonly no
+
+	crashFaults *vfs.FaultyBackend // the crash hook's, inside linked chains (crash.go)
 }
 
 // Open builds the shard on loop and restores its data: the heap, then the
@@ -100,6 +103,7 @@ func Open(loop *runtime.Loop, o Options) (*Shard, error) {
 	if o.WrapBackend != nil {
 		s.be = o.WrapBackend(s.be)
 	}
+	s.be = s.crashBackend(s.be)
 	// The keyspace reads the time of the loop's iteration: one clock read
 	// per iteration rather than per command, as Redis caches its time per
 	// event-loop turn.

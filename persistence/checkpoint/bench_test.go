@@ -19,28 +19,26 @@ import (
 // wal=fake is the in-memory fake WAL (its barrier completes at once, page
 // writes one by one): the heap side alone. wal=real is the shard's
 // wal.Writer under appendfsync everysec: each batch's FPIs, its WAL write
-// and fdatasync, and its page writes go out as one linked chain;
-// wal=real-unlinked waits for the barrier's completion and then submits the
-// page writes one by one (Options.UnlinkedWrites), for comparison.
+// and fdatasync, and its page writes go out as one linked chain.
 func BenchmarkCheckpointFlush(b *testing.B) {
 	for _, kind := range []runtime.Kind{runtime.KindUring, runtime.KindPool} {
-		for _, walKind := range []string{"fake", "real", "real-unlinked"} {
+		for _, walKind := range []string{"fake", "real"} {
 			for _, keys := range []int{10000, 100000} {
 				b.Run(fmt.Sprintf("%s/wal=%s/keys=%d", kind, walKind, keys), func(b *testing.B) {
-					benchFlush(b, kind, walKind != "fake", walKind == "real-unlinked", keys)
+					benchFlush(b, kind, walKind != "fake", keys)
 				})
 			}
 		}
 	}
 }
 
-func benchFlush(b *testing.B, kind runtime.Kind, realWAL, unlinked bool, keys int) {
+func benchFlush(b *testing.B, kind runtime.Kind, realWAL bool, keys int) {
 	if kind == runtime.KindUring {
 		if ok, why, _ := runtime.ProbeUring(); !ok {
 			b.Skip(why)
 		}
 	}
-	e := newEnv(b, kind, envOpts{unlinked: unlinked})
+	e := newEnv(b, kind, envOpts{})
 	if realWAL {
 		e.useRealWAL(wal.FsyncEverysec)
 	}

@@ -142,21 +142,7 @@ func (m *Manager) flushBatch(batch []*heap.Frame) bool {
 		m.step(StepFPIAppended)
 	}
 	m.stats.Barriers++
-	if !m.o.UnlinkedWrites {
-		m.writeLinked(write, through)
-		return false
-	}
-	gen := m.await(waitBarrier)
-	m.o.WAL.Barrier(through, func(err error) {
-		m.resume(waitBarrier, gen)
-		if err != nil {
-			m.pagesFailed(len(write), fmt.Sprintf("checkpoint: WAL barrier through %d: %v", through, err))
-			m.advance()
-			return
-		}
-		m.step(StepBarrier)
-		m.writePages(write)
-	})
+	m.writeLinked(write, through)
 	return false
 }
 
@@ -254,38 +240,4 @@ func (m *Manager) pageWritten(pw pageWrite, err error) {
 	m.cache.WriteDone(pw.f, pw.version)
 	m.pass.Flushed++
 	m.stats.PagesFlushed++
-}
-
-// writePages submits the batch's page writes one by one, once the WAL
-// barrier completed (UnlinkedWrites).
-func (m *Manager) writePages(batch []*heap.Frame) {
-	gen := m.await(waitWrites)
-	pending := 0
-	done := func() {
-		if pending--; pending == 0 {
-			m.resume(waitWrites, gen)
-			m.advance()
-		}
-	}
-	for _, f := range batch {
-		pw, op, ok := m.takePage(f)
-		if !ok {
-			continue
-		}
-		pending++
-		m.be.Pwrite(op.FD, op.Buf, op.Off, func(n int, err error) {
-			if err == nil && n != heap.PageSize {
-				err = runtime.ErrShort
-			}
-			m.pageWritten(pw, err)
-			if err == nil && pending > 1 {
-				m.step(StepMidPwrite)
-			}
-			done()
-		})
-	}
-	if pending == 0 {
-		m.resume(waitWrites, gen)
-		m.advance()
-	}
 }

@@ -299,7 +299,6 @@ type env struct {
 }
 
 type envOpts struct {
-	unlinked     bool // Options.UnlinkedWrites
 	beginRecord  func() []byte
 	batchPages   int
 	maxFileSize  int64
@@ -333,24 +332,23 @@ func newEnv(t testing.TB, kind runtime.Kind, eo envOpts) *env {
 		e.wal = &fakeWAL{loop: loop, be: e.be, next: 1}
 		e.src = &fakeSource{w: e.wal, keys: map[string]*keyState{}}
 		e.m = New(Options{
-			Loop:           loop,
-			Backend:        e.be,
-			ShardDir:       e.dir,
-			WAL:            e.wal,
-			Source:         e.src,
-			Heap:           h,
-			Manifest:       e.man,
-			PublishedRedo:  1,
-			Interval:       time.Hour,
-			BatchPages:     eo.batchPages,
-			RetryBackoff:   time.Nanosecond,
-			ShutdownWait:   eo.shutdownWait,
-			OnPublished:    func(redo uint64) { e.published = append(e.published, redo) },
-			OnPoison:       func(err error) { e.poisoned = err },
-			OnStep:         func(s Step) { e.steps = append(e.steps, s) },
-			OnBegin:        func(redo uint64) { e.begins = append(e.begins, redo) },
-			BeginRecord:    eo.beginRecord,
-			UnlinkedWrites: eo.unlinked,
+			Loop:          loop,
+			Backend:       e.be,
+			ShardDir:      e.dir,
+			WAL:           e.wal,
+			Source:        e.src,
+			Heap:          h,
+			Manifest:      e.man,
+			PublishedRedo: 1,
+			Interval:      time.Hour,
+			BatchPages:    eo.batchPages,
+			RetryBackoff:  time.Nanosecond,
+			ShutdownWait:  eo.shutdownWait,
+			OnPublished:   func(redo uint64) { e.published = append(e.published, redo) },
+			OnPoison:      func(err error) { e.poisoned = err },
+			OnStep:        func(s Step) { e.steps = append(e.steps, s) },
+			OnBegin:       func(redo uint64) { e.begins = append(e.begins, redo) },
+			BeginRecord:   eo.beginRecord,
 			OnVanished: func(f uint32, retired bool) {
 				e.vanished = append(e.vanished, heap.FileName(f)+map[bool]string{true: " retired", false: " unexpected"}[retired])
 				if !retired {

@@ -121,12 +121,8 @@ type Options struct {
 	// cannot be appended does not begin; the tick tries again.
 	BeginRecord func() []byte
 	// OnStep, when set, is called as the checkpoint passes each Step: the
-	// crash points end-to-end tests stop the process at. Production
-	// leaves it nil.
+	// crash points end-to-end tests stop the process at. StepBarrier and
+	// StepMidPwrite lie inside a linked chain, where the process cannot
+	// stop: they are never passed here (see Step).
 	OnStep func(Step)
-	// UnlinkedWrites (tests only) waits for the WAL barrier's completion
-	// before submitting a batch's page writes, one by one, instead of
-	// linking them after the WAL's fdatasync: StepBarrier and
-	// StepMidPwrite are points in the process only then.
-	UnlinkedWrites bool
 }

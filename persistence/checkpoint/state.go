@@ -19,6 +19,12 @@ func (s State) String() string {
 }
 
 // Step names a point inside a checkpoint that tests crash at on purpose.
+// Options.OnStep reports the ones the process passes. StepBarrier and
+// StepMidPwrite lie inside a batch's linked chain (WAL write, fdatasync,
+// page writes), which the kernel runs without returning to the process:
+// a test reaches them by holding the chain's page writes in the backend
+// (vfs.FaultyBackend, as the shard's crash hook does), which runs the
+// steps before the held one as a real chain.
 type Step string
 
 // The steps, in the order a checkpoint passes them.
@@ -73,7 +79,6 @@ const (
 	waitNone       wait = iota // nothing in flight: advance may run the next step
 	waitYield                  // Writing: the loop's turn between two chunks of keys
 	waitOpen                   // Flushing: the heap files of the next batch opening
-	waitBarrier                // Flushing (UnlinkedWrites): the batch's WAL barrier
 	waitWrites                 // Flushing: the batch's page writes
 	waitSyncDir                // Finalizing, finSyncDir: the heap directory's fsync
 	waitManifest               // Finalizing, finManifest: the manifest's replacement
@@ -82,7 +87,7 @@ const (
 )
 
 func (w wait) String() string {
-	return [...]string{"none", "yield", "open", "barrier", "writes", "sync-dir", "manifest", "end-durable", "control"}[w]
+	return [...]string{"none", "yield", "open", "writes", "sync-dir", "manifest", "end-durable", "control"}[w]
 }
 
 // phase is the State a wait belongs to, and for a finalize wait the
@@ -91,7 +96,7 @@ func (w wait) phase() (State, finalizeStep) {
 	switch w {
 	case waitYield:
 		return Writing, 0
-	case waitOpen, waitBarrier, waitWrites:
+	case waitOpen, waitWrites:
 		return Flushing, 0
 	case waitSyncDir:
 		return Finalizing, finSyncDir

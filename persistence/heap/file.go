@@ -20,6 +20,9 @@ const (
 	fileSuffix = ".dat"
 )
 
+// FilePattern matches the name of every heap file (filepath.Match syntax).
+const FilePattern = filePrefix + "*" + fileSuffix
+
 // FileName is the name of heap file id: "heap-" + 8 lower-case hex digits +
 // ".dat".
 func FileName(id uint32) string { return fmt.Sprintf("%s%08x%s", filePrefix, id, fileSuffix) }
