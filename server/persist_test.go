@@ -9,72 +9,76 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/moond-db/moond/persistence/vfs"
 	"github.com/moond-db/moond/runtime"
 	"github.com/moond-db/moond/runtime/looptest"
 	"github.com/moond-db/moond/server/config"
 	"github.com/redis/go-redis/v9"
 )
 
-// faultyWAL fails the WAL's group writes with ENOSPC while noSpace is set,
-// and the next fdatasync with EIO once failSync is set. Results arrive
-// asynchronously, as the Backend contract requires.
-type faultyWAL struct {
-	runtime.Backend
-	loop     *runtime.Loop
-	noSpace  *atomic.Bool
-	failSync *atomic.Bool
+// faults is the fault injection of a test server: every shard's storage
+// runs through a vfs.FaultyBackend, and a rule applies to all of them.
+type faults struct {
+	mu  sync.Mutex
+	bes []*vfs.FaultyBackend
 }
 
-func (f *faultyWAL) Chain(ops []runtime.Op, cb func([]runtime.Result)) {
-	if len(ops) > 0 && ops[0].Kind == runtime.OpPwrite && ops[0].Off > 0 && f.noSpace.Load() {
-		res := make([]runtime.Result, len(ops))
-		res[0].Err = syscall.ENOSPC
-		for i := 1; i < len(res); i++ {
-			res[i].Err = syscall.ECANCELED
+// wrap is the server's wrapBackend hook.
+func (f *faults) wrap(l *runtime.Loop, be runtime.Backend) runtime.Backend {
+	fb := vfs.NewFaultyBackend(l, be)
+	f.mu.Lock()
+	f.bes = append(f.bes, fb)
+	f.mu.Unlock()
+	return fb
+}
+
+// add applies r on every shard and returns what removes it again.
+func (f *faults) add(r vfs.Rule) (remove func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ids := make([]vfs.RuleID, len(f.bes))
+	bes := append([]*vfs.FaultyBackend(nil), f.bes...)
+	for i, fb := range bes {
+		ids[i] = fb.Add(r)
+	}
+	return func() {
+		for i, fb := range bes {
+			fb.Delete(ids[i])
 		}
-		f.loop.AfterFunc(0, func() { cb(res) })
-		return
 	}
-	if len(ops) == 2 && ops[1].Kind == runtime.OpFdatasync && f.failSync.Load() {
-		f.Backend.Chain(ops, func(res []runtime.Result) {
-			res[1] = runtime.Result{Err: syscall.EIO}
-			cb(res)
-		})
-		return
-	}
-	f.Backend.Chain(ops, cb)
 }
 
-func startFaulty(t *testing.T, backend string, shards int, noSpace, failSync *atomic.Bool) *Server {
+// walFiles matches the WAL's segment files (not a segment being created).
+const walFiles = "wal-*.log"
+
+func startFaulty(t *testing.T, backend string, shards int) (*Server, *faults) {
 	cfg := config.Default()
 	cfg.Port, cfg.Shards, cfg.IOBackend, cfg.Dir, cfg.AppendFsync = 0, shards, backend, t.TempDir(), "always"
 	s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	s.wrapBackend = func(l *runtime.Loop, be runtime.Backend) runtime.Backend {
-		return &faultyWAL{Backend: be, loop: l, noSpace: noSpace, failSync: failSync}
-	}
+	f := &faults{}
+	s.wrapBackend = f.wrap
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)
-	return s
+	return s, f
 }
 
 func TestFailedWALWriteAnswersMISCONFUntilAWriteSucceeds(t *testing.T) {
 	for _, backend := range []string{"uring", "pool"} {
 		t.Run(backend, func(t *testing.T) {
-			var noSpace, failSync atomic.Bool
-			s := startFaulty(t, backend, 1, &noSpace, &failSync)
+			s, f := startFaulty(t, backend, 1)
 			c := client(t, s)
 			ctx := testCtx(t)
 			if err := c.Set(ctx, "before", "1", 0).Err(); err != nil {
 				t.Fatal(err)
 			}
-			noSpace.Store(true)
+			full := f.add(vfs.ENOSPCOnWrite(walFiles))
 			// This write is applied in memory and logged, but its record
 			// cannot be written: under always its reply is held until the
 			// record is durable, so it is not acknowledged now. (Redis
@@ -94,7 +98,7 @@ func TestFailedWALWriteAnswersMISCONFUntilAWriteSucceeds(t *testing.T) {
 			if info, _ := c.Info(ctx, "persistence").Result(); !strings.Contains(info, "aof_last_write_status:err") {
 				t.Fatalf("INFO does not report the failed write:\n%s", info)
 			}
-			noSpace.Store(false)
+			full()
 			// The retried group goes through: the shard reports ok again and
 			// takes writes (the record that was refused earlier is not there).
 			waitFor(t, "aof_last_write_status:ok", func() bool {
@@ -114,12 +118,11 @@ func TestFailedWALWriteAnswersMISCONFUntilAWriteSucceeds(t *testing.T) {
 }
 
 func TestFailedFdatasyncPoisonsTheShardForGood(t *testing.T) {
-	var noSpace, failSync atomic.Bool
-	s := startFaulty(t, "uring", 2, &noSpace, &failSync)
+	s, f := startFaulty(t, "uring", 2)
 	c := client(t, s)
 	ctx := testCtx(t)
 	c.Set(ctx, "x", "1", 0)
-	failSync.Store(true)
+	eio := f.add(vfs.Rule{Op: vfs.OpDatasync, Path: walFiles, Fault: vfs.FaultError, Err: syscall.EIO})
 	// The write whose fdatasync fails is never acknowledged: its client
 	// gets an error (its connection closed, or MISCONF from another
 	// shard), not OK, and not a hang.
@@ -133,7 +136,7 @@ func TestFailedFdatasyncPoisonsTheShardForGood(t *testing.T) {
 	case errors.As(err, &ne) && ne.Timeout():
 		t.Fatalf("a write whose fdatasync failed left its client hanging: %v", err)
 	}
-	failSync.Store(false)
+	eio()
 	c = client(t, s)
 	waitFor(t, "poison reported", func() bool {
 		info, _ := c.Info(ctx, "persistence").Result()
@@ -175,22 +178,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// gatedWAL holds every WAL group write until the test opens the gate: a
-// disk that has fallen behind.
-type gatedWAL struct {
-	runtime.Backend
-	open bool
-	held []func()
-}
-
-func (g *gatedWAL) Chain(ops []runtime.Op, cb func([]runtime.Result)) {
-	if !g.open && len(ops) > 0 && ops[0].Kind == runtime.OpPwrite && ops[0].Off > 0 {
-		g.held = append(g.held, func() { g.Backend.Chain(ops, cb) })
-		return
-	}
-	g.Backend.Chain(ops, cb)
-}
-
 // TestSlowDiskPausesReadersAndResumes: a connection reads again only once
 // the replies to what it read went out, and a write's reply waits for its
 // WAL record, so one stuck disk holds each connection to one read buffer.
@@ -204,15 +191,15 @@ func TestSlowDiskPausesReadersAndResumes(t *testing.T) {
 			cfg.Port, cfg.Shards, cfg.IOBackend, cfg.Dir = 0, 1, backend, t.TempDir()
 			s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			s.walBackpressure = 64 << 10
-			var gate *gatedWAL
-			s.wrapBackend = func(l *runtime.Loop, be runtime.Backend) runtime.Backend {
-				gate = &gatedWAL{Backend: be}
-				return gate
-			}
+			f := &faults{}
+			s.wrapBackend = f.wrap
 			if err := s.Start(); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(s.Stop)
+			// A disk that has fallen behind: every WAL write waits.
+			gate := make(chan struct{})
+			release := f.add(vfs.Rule{Op: vfs.OpWrite, Path: walFiles, Fault: vfs.FaultHang, Gate: gate})
 			w := s.workers[0]
 			on := func(f func()) { looptest.On(t, w.loop, f) }
 
@@ -254,13 +241,8 @@ func TestSlowDiskPausesReadersAndResumes(t *testing.T) {
 			if read >= int64(total) {
 				t.Fatalf("the server read all %d bytes while its WAL was stuck", read)
 			}
-			on(func() {
-				gate.open = true
-				for _, f := range gate.held {
-					f()
-				}
-				gate.held = nil
-			})
+			release()
+			close(gate)
 			for range conns {
 				if err := <-sent; err != nil {
 					t.Fatal(err)
