@@ -1,0 +1,233 @@
+package keyspace
+
+import "unsafe"
+
+// The list of dirty pairs (see source.go): how a change, a creation and a
+// removal mark a pair for the next checkpoint, walk mode, and compaction.
+
+// changed marks the key in sl, of database d, dirty: it changed in place.
+// This is the hot path: a key already dirty costs a test.
+func (ks *Keyspace) changed(d *db, sl *slot[entry]) {
+	if ks.TrackDirty && sl.v.loc&locDirty == 0 {
+		ks.becameDirty(d, sl)
+	}
+}
+
+// becameDirty is changed's slow path, kept out of line so that changed
+// inlines.
+//
+//go:noinline
+func (ks *Keyspace) becameDirty(d *db, sl *slot[entry]) {
+	sl.v.loc |= locDirty
+	if ks.dirtied(d, sl) {
+		ks.pushDirty(refOf(d, sl))
+	}
+}
+
+// dirtied counts the live key in sl, of database d, whose dirty bit was
+// just set, and reports whether it must be listed (not in walk mode).
+func (ks *Keyspace) dirtied(d *db, sl *slot[entry]) bool {
+	dd := &ks.src.dbs[d.phys]
+	dd.live++
+	dd.liveLen += int(sl.kw & kwLenMask)
+	return !dd.walking
+}
+
+// created marks a new key dirty. Its pair may already be listed, from a
+// key of the same name that was removed since the list was emptied.
+func (ks *Keyspace) created(d *db, sl *slot[entry]) {
+	sl.v.loc |= locDirty
+	if !ks.dirtied(d, sl) {
+		return
+	}
+	r := refOf(d, sl)
+	if ks.src.deaths > 0 {
+		ks.src.maybeDup = true
+		r.db |= refDup
+	}
+	ks.pushDirty(r)
+}
+
+// removed is called for the key in sl, of database d, before it leaves
+// its pair: its location goes to the pair's grave and the pair is listed.
+func (ks *Keyspace) removed(d *db, sl *slot[entry]) {
+	if r, ok := ks.leaving(d, sl); ok {
+		ks.pushDirty(r)
+	}
+}
+
+// removedRaw is removed without the compaction and walk mode checks, for
+// walks of a table: compaction looks keys up, and must see a consistent
+// keyspace.
+func (ks *Keyspace) removedRaw(d *db, sl *slot[entry]) {
+	if r, ok := ks.leaving(d, sl); ok {
+		ks.listRef(r)
+	}
+}
+
+// leaving is removed but for the listing: it returns the reference to
+// list, if the pair needs one.
+func (ks *Keyspace) leaving(d *db, sl *slot[entry]) (dirtyRef, bool) {
+	if id, ok := ks.takeLoc(d.phys, sl); ok {
+		ks.addGrave(d.phys, sl.key(), id)
+	}
+	ks.src.deaths++
+	r := refOf(d, sl)
+	r.db |= refGone
+	if sl.v.loc&locDirty == 0 {
+		sl.v.loc |= locDirty // the key is still there: a compaction must see it listed
+		return r, true
+	}
+	dd := &ks.src.dbs[d.phys]
+	dd.live--
+	dd.liveLen -= int(sl.kw & kwLenMask)
+	if !dd.walking {
+		// Listed already, by a reference that now names a pair that may
+		// have no key.
+		dd.hidden = true
+		ks.src.removedDirty.add(sl.kp)
+		return r, false
+	}
+	// In walk mode the pair may be unlisted, or listed by a reference
+	// that names a key removed before.
+	r.db |= refDup
+	ks.src.maybeDup = true
+	return r, true
+}
+
+// listRef appends r to the dirty list, with no check.
+func (ks *Keyspace) listRef(r dirtyRef) {
+	ks.src.dirty = append(ks.src.dirty, r)
+	ks.src.dbs[r.phys()].listed++
+}
+
+// pushDirty lists r, then compacts the list or puts r's database in walk
+// mode if it is time to.
+func (ks *Keyspace) pushDirty(r dirtyRef) {
+	ks.listRef(r)
+	if len(ks.src.dirty) >= ks.src.compactAt {
+		ks.compactDirty()
+	}
+	ks.checkWalk(r.phys())
+}
+
+// checkWalk puts the database of physical id phys in walk mode if its
+// references in the list have passed the bound (see dirtyListRatio).
+func (ks *Keyspace) checkWalk(phys int) {
+	dd := &ks.src.dbs[phys]
+	if !dd.walking && dd.listed >= dirtyListMin && dd.listed*dirtyListRatio > ks.pdbs[phys].keys.count {
+		ks.walkDB(phys)
+	}
+}
+
+// walkDB puts the database of physical id phys in walk mode: it drops the
+// database's references to live keys (whose dirty bits are set: TakeDirty
+// walks the table for them), and releases the list's memory if it is
+// mostly free. The references that may name a pair with no key stay:
+// those marked refGone, and those whose key removedDirty may hold (a
+// live key's kept by mistake is taken once all the same).
+func (ks *Keyspace) walkDB(phys int) {
+	dd := &ks.src.dbs[phys]
+	dd.walking = true
+	refs := ks.src.dirty
+	j, kept := 0, 0
+	for _, r := range refs {
+		if r.phys() == phys {
+			if !r.gone() && (!dd.hidden || !ks.src.removedDirty.has(unsafe.Pointer(r.p))) {
+				continue
+			}
+			kept++
+		}
+		refs[j] = r
+		j++
+	}
+	clear(refs[j:])
+	refs = refs[:j]
+	if cap(refs) > 2*j+256 {
+		refs = append(make([]dirtyRef, 0, j+j/2+16), refs...)
+	}
+	ks.src.dirty = refs
+	dd.listed = kept
+	ks.src.compactAt = 2*j + 1024
+}
+
+// findRef returns the slot of the key a dirty reference names, or nil.
+func (ks *Keyspace) findRef(r dirtyRef) *slot[entry] {
+	d := ks.pdbs[r.phys()]
+	key := unsafeBytes(r.key())
+	return d.keys.find(d.keys.hash(key), key)
+}
+
+// dedupeDirty drops the references that name a pair named before, in
+// place, and returns the rest. It clears the dirty bit of every live key
+// it keeps: the bit marks the pair as seen.
+func (ks *Keyspace) dedupeDirty() []dirtyRef {
+	refs := ks.src.dirty
+	j := 0
+	for _, r := range refs {
+		if sl := ks.findRef(r); sl != nil {
+			if sl.v.loc&locDirty == 0 {
+				continue
+			}
+			sl.v.loc &^= locDirty
+		} else {
+			if ks.src.seen == nil {
+				ks.src.seen = make(map[pairKey]struct{})
+			}
+			p := r.pair()
+			if _, ok := ks.src.seen[p]; ok {
+				continue
+			}
+			ks.src.seen[p] = struct{}{}
+		}
+		refs[j] = r
+		j++
+	}
+	clear(refs[j:])
+	clear(ks.src.seen)
+	return refs[:j]
+}
+
+// compactDirty drops duplicate references from the dirty list when there
+// may be some, and sets the length at which it is looked at again: twice
+// what is left, so that compaction costs O(1) per reference.
+func (ks *Keyspace) compactDirty() {
+	if ks.src.maybeDup {
+		refs := ks.dedupeDirty()
+		for _, r := range refs {
+			if sl := ks.findRef(r); sl != nil {
+				sl.v.loc |= locDirty
+			}
+		}
+		ks.src.dirty = refs
+		ks.src.maybeDup = false
+		for i := range ks.src.dbs {
+			ks.src.dbs[i].listed = 0
+		}
+		for _, r := range refs {
+			ks.src.dbs[r.phys()].listed++
+		}
+	}
+	ks.src.compactAt = 2*len(ks.src.dirty) + 1024
+}
+
+// sweepUntracked marks dirty, once, every key that is neither dirty nor
+// located: keys made while TrackDirty was off, which the heap does not
+// hold. It runs before the first TakeDirty.
+func (ks *Keyspace) sweepUntracked() {
+	if ks.src.swept {
+		return
+	}
+	ks.src.swept = true
+	for _, d := range ks.pdbs {
+		d.keys.each(func(sl *slot[entry]) {
+			if sl.v.loc == 0 {
+				sl.v.loc = locDirty
+				if ks.dirtied(d, sl) {
+					ks.listRef(refOf(d, sl))
+				}
+			}
+		})
+	}
+	ks.src.compactAt = 2*len(ks.src.dirty) + 1024
+}
