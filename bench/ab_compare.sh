@@ -10,7 +10,8 @@
 #
 # Knobs (environment): ROUNDS (default 7), REQUESTS (-P 1 rows, default
 # 200000), REQUESTS_PIPELINED (-P 16 rows, default 1000000), CLIENTS (50),
-# KEYSPACE (-r, 100000), EXTRA_ARGS (more moond flags for both, e.g.
+# KEYSPACE (-r, 100000), ONLY (an extended regular expression: only the
+# rows it matches, e.g. "MSET"), EXTRA_ARGS (more moond flags for both, e.g.
 # "--appendonly no"), SERVER_CPU, CLIENT_CPU.
 set -euo pipefail
 
@@ -56,6 +57,9 @@ start() {
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 ROWS=("GET -P 1" "GET -P 16" "SET -P 1" "SET -P 16" "MSET -P 1" "MSET -P 16" "INCR -P 1" "INCR -P 16")
+if [ -n "${ONLY:-}" ]; then
+	mapfile -t ROWS < <(printf '%s\n' "${ROWS[@]}" | grep -E "$ONLY")
+fi
 
 # run SERVER ROW: one redis-benchmark run; prints "rps cpu_us_per_req".
 run() {
