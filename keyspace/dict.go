@@ -488,3 +488,29 @@ func (d *dict[V]) random() *slot[V] {
 func (d *dict[V]) memory() int64 {
 	return d.slotMem + d.spareMem + allocSize(withHeader(int64(cap(d.segs))*int64(unsafe.Sizeof(segment[V]{}))))
 }
+
+// reserve sizes an empty dict for n keys at once: as many segments as
+// splitting would have made (a power of two, so that every segment covers
+// an equal share of the hashes), each with slots for its share. Loading n
+// keys then neither splits nor rebuilds (but for the few segments the
+// hash gives more than their share), which is most of what growing a
+// table costs: every split and rebuild hashes its keys again, and reading
+// a key's bytes for that is a cache miss. A dict that holds keys is left
+// as it is.
+func (d *dict[V]) reserve(n int) {
+	if d.count != 0 || n <= splitLoad {
+		return
+	}
+	level := uint(bits.Len(uint((n - 1) / splitLoad)))
+	base := 1 << level
+	share := (n + base - 1) / base
+	d.freeSlots(d.segs[0].slots)
+	d.slotMem = 0
+	d.segs = make([]segment[V], base)
+	for i := range d.segs {
+		d.segs[i].slots = d.newSlots(share)
+		d.slotMem += slotsMem(d.segs[i].slots)
+	}
+	d.level, d.split = level, 0
+	d.muts++
+}

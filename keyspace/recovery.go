@@ -64,6 +64,29 @@ func (ks *Keyspace) BeginLoad(redo uint64, headLSN func(heap.RecordID) (uint64, 
 	ks.load = loadState{redo: redo, headLSN: headLSN, boot: make(map[pairKey]uint64)}
 }
 
+// Reserve sizes the tables of the physical databases for keys[i] keys
+// each, before a load (see dict.reserve): the key counts the last
+// checkpoint recorded. Loading then neither splits nor rebuilds the
+// tables, which is most of what growing them costs. A table that holds
+// keys already is left alone.
+func (ks *Keyspace) Reserve(keys []uint64) {
+	for i, n := range keys {
+		if i < len(ks.pdbs) && n > 0 && n < 1<<40 {
+			ks.pdbs[i].keys.reserve(int(n))
+		}
+	}
+}
+
+// KeyCounts returns the number of keys of each physical database, by
+// physical id: what Reserve takes at the next boot.
+func (ks *Keyspace) KeyCounts() []uint64 {
+	out := make([]uint64, len(ks.pdbs))
+	for i, d := range ks.pdbs {
+		out[i] = uint64(d.keys.count)
+	}
+	return out
+}
+
 // LoadRecord loads one heap record: its key, value and expiry (stored even
 // when past), and its location. The record goes to the database whose
 // physical id its heap key names, wherever the database map (SetDBMap)

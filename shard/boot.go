@@ -80,7 +80,10 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 		Shard:    uint32(s.id),
 		Cache:    cache,
 		Log:      s.log, // recovery names the shard in its lines
-		OnRedo:   func(redo uint64) { s.ks.BeginLoad(redo, heads.keyLSN) },
+		OnRedo: func(redo uint64, keys []uint64) {
+			s.ks.BeginLoad(redo, heads.keyLSN)
+			s.ks.Reserve(keys)
+		},
 		OnRecord: func(r *heap.ScanRecord) error {
 			sup, dup, err := s.ks.LoadRecord(r)
 			if err != nil {

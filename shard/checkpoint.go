@@ -106,6 +106,9 @@ func (s *Shard) checkpointBegan(redo uint64) {
 	c := s.ckpt
 	c.begun++
 	s.armCrash()
+	// The manifest this checkpoint commits tells the next boot how large
+	// to make each database's table.
+	c.man.SetKeyCounts(s.ks.KeyCounts())
 	c.bytesAtBegin = s.walAppended()
 	c.changesAtBegin = s.changes
 }

@@ -47,7 +47,7 @@ func open(t *testing.T, l *runtime.Loop, o Options) *Shard {
 }
 
 // closeShard closes s and waits for it.
-func closeShard(t *testing.T, l *runtime.Loop, s *Shard) {
+func closeShard(t testing.TB, l *runtime.Loop, s *Shard) {
 	t.Helper()
 	closed, failed := false, error(nil)
 	looptest.On(t, l, func() { s.Close(func(err error) { closed, failed = true, err }) })

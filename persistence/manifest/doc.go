@@ -28,19 +28,23 @@
 //
 //	offset size field
 //	     0    8 magic "MOONDMAN"
-//	     8    4 format version (1)
+//	     8    4 format version (2; version 1 is read too)
 //	    12    4 shard id
 //	    16    8 next file id, 1..2^32: above every id listed, and every
 //	            id ever handed out
 //	    24    4 entry count N (at most MaxEntries)
-//	    28    4 reserved, zero
+//	    28    4 D: the number of key counts (version 2); zero in version 1
 //	    32 16×N entries, by ascending file id:
 //	              0 4 file id (1 <= id < next file id)
 //	              4 1 state: 1 live, 2 tombstoned
 //	              5 3 reserved, zero
 //	              8 8 tombstone checkpoint: 0 when live; when tombstoned,
 //	                  the redo LSN of the checkpoint that commits it (>= 1)
-//	 32+16N   4 CRC-32C (Castagnoli) of bytes 0..31+16N
+//	 32+16N 8×D key counts (version 2): the keys each physical database
+//	            held when the checkpoint that committed the manifest began,
+//	            by physical id; D is the header's word at offset 28 (zero
+//	            in version 1). A boot sizes its tables from them.
+//	 32+16N+8D 4 CRC-32C (Castagnoli) of everything before it
 //
 // The file is replaced atomically, like the control file (see
 // vfs.AtomicWrite): manifest.tmp, fsync, rename, directory fsync.

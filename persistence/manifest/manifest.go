@@ -21,8 +21,9 @@ const (
 	FileName = "manifest"
 	// Magic opens a manifest.
 	Magic = "MOONDMAN"
-	// Version is the format version this package writes and reads.
-	Version = 1
+	// Version is the format version this package writes; it reads
+	// version 1 too (no key counts).
+	Version = 2
 	// HeaderSize is the fixed part before the entries.
 	HeaderSize = 32
 	// EntrySize is the size of one entry.
@@ -30,12 +31,14 @@ const (
 	// MaxEntries bounds the entry count (4M files of 64 MiB: 256 TiB). A
 	// count above it is damage, never a reason to allocate.
 	MaxEntries = 1 << 22
+	// MaxKeyCounts bounds the key-count section (one per database).
+	MaxKeyCounts = 1 << 16
 
 	offVersion  = 8
 	offShard    = 12
 	offNext     = 16
 	offCount    = 24
-	offReserved = 28
+	offReserved = 28 // version 1: zero; version 2: the number of key counts
 
 	// idLimit is one past the largest file id.
 	idLimit = 1 << 32
@@ -78,7 +81,17 @@ type Manifest struct {
 	shard   uint32
 	next    uint64 // 1..idLimit
 	entries map[uint32]Entry
+	keys    []uint64 // keys per physical database at the last commit
 }
+
+// SetKeyCounts records how many keys each physical database holds, for the
+// next commit: a boot sizes its tables from them before it loads the heap.
+// They are a hint, never a rule: nothing checks them against the heap.
+func (m *Manifest) SetKeyCounts(keys []uint64) { m.keys = append(m.keys[:0], keys...) }
+
+// KeyCounts are the key counts the manifest was committed with (nil when
+// it has none: version 1, or none were set).
+func (m *Manifest) KeyCounts() []uint64 { return m.keys }
 
 var _ heap.FileIDAllocator = (*Manifest)(nil)
 
@@ -196,7 +209,8 @@ func (m *Manifest) Append(dst []byte) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, m.shard)
 	dst = binary.LittleEndian.AppendUint64(dst, m.next)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(m.entries)))
-	dst = binary.LittleEndian.AppendUint32(dst, 0)
+	keys := m.keys[:min(len(m.keys), MaxKeyCounts)]
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(keys)))
 	for _, e := range m.Entries() {
 		if err := m.checkEntry(e); err != nil {
 			panic(err)
@@ -205,12 +219,15 @@ func (m *Manifest) Append(dst []byte) []byte {
 		dst = append(dst, byte(e.State), 0, 0, 0)
 		dst = binary.LittleEndian.AppendUint64(dst, e.Checkpoint)
 	}
+	for _, k := range keys {
+		dst = binary.LittleEndian.AppendUint64(dst, k)
+	}
 	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
 }
 
 // Encode returns the encoded manifest.
 func (m *Manifest) Encode() []byte {
-	return m.Append(make([]byte, 0, HeaderSize+EntrySize*len(m.entries)+4))
+	return m.Append(make([]byte, 0, HeaderSize+EntrySize*len(m.entries)+8*len(m.keys)+4))
 }
 
 func (m *Manifest) checkEntry(e Entry) error {
@@ -246,19 +263,24 @@ func Decode(b []byte) (*Manifest, error) {
 		return nil, ErrBadMagic
 	}
 	n := binary.LittleEndian.Uint32(b[offCount:])
-	if n > MaxEntries || len(b) != HeaderSize+EntrySize*int(n)+4 {
-		return nil, fmt.Errorf("%w: %d bytes for %d entries", ErrSize, len(b), n)
+	reserved := binary.LittleEndian.Uint32(b[offReserved:])
+	nk := reserved // version 2: the key counts
+	if binary.LittleEndian.Uint32(b[offVersion:]) == 1 {
+		nk = 0
+	}
+	if n > MaxEntries || nk > MaxKeyCounts || len(b) != HeaderSize+EntrySize*int(n)+8*int(nk)+4 {
+		return nil, fmt.Errorf("%w: %d bytes for %d entries and %d key counts", ErrSize, len(b), n, nk)
 	}
 	end := len(b) - 4
 	stored := binary.LittleEndian.Uint32(b[end:])
 	if got := crc32.Checksum(b[:end], castagnoli); got != stored {
 		return nil, fmt.Errorf("%w (stored %#08x, computed %#08x)", ErrChecksum, stored, got)
 	}
-	if v := binary.LittleEndian.Uint32(b[offVersion:]); v != Version {
-		return nil, fmt.Errorf("%w %d (this build reads %d)", ErrVersion, v, Version)
-	}
-	if binary.LittleEndian.Uint32(b[offReserved:]) != 0 {
+	switch v := binary.LittleEndian.Uint32(b[offVersion:]); {
+	case v == 1 && reserved != 0:
 		return nil, fmt.Errorf("%w: reserved header bytes are not zero", ErrInvalid)
+	case v != 1 && v != Version:
+		return nil, fmt.Errorf("%w %d (this build reads 1 and %d)", ErrVersion, v, Version)
 	}
 	m := &Manifest{
 		shard:   binary.LittleEndian.Uint32(b[offShard:]),
@@ -283,6 +305,12 @@ func Decode(b []byte) (*Manifest, error) {
 		}
 		m.entries[e.ID] = e
 		prev = e.ID
+	}
+	if nk > 0 {
+		m.keys = make([]uint64, nk)
+		for i := range m.keys {
+			m.keys[i] = binary.LittleEndian.Uint64(b[HeaderSize+EntrySize*int(n)+8*i:])
+		}
 	}
 	return m, nil
 }
@@ -317,7 +345,7 @@ func Read(fsys vfs.FS, shardDir string, shard uint32) (*Manifest, bool, error) {
 	if err != nil {
 		return nil, true, &Error{path, err}
 	}
-	if size := st.Size(); size < HeaderSize+4 || size > HeaderSize+EntrySize*MaxEntries+4 {
+	if size := st.Size(); size < HeaderSize+4 || size > HeaderSize+EntrySize*MaxEntries+8*MaxKeyCounts+4 {
 		return nil, true, &Error{path, fmt.Errorf("%w: %d bytes", ErrSize, size)}
 	}
 	b := make([]byte, st.Size())

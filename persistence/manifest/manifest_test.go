@@ -222,7 +222,8 @@ func TestCorruptManifestsFailWithAnErrorNamingTheFile(t *testing.T) {
 		{"magic", resealed(t, func(b []byte) { b[1] = 'x' }), ErrBadMagic},
 		{"checksum", func() []byte { b := sample(t).Encode(); b[entry(1)+8] ^= 1; return b }(), ErrChecksum},
 		{"version", resealed(t, func(b []byte) { b[offVersion] = 9 }), ErrVersion},
-		{"reserved", resealed(t, func(b []byte) { b[offReserved] = 1 }), ErrInvalid},
+		{"version 1 with key counts", resealed(t, func(b []byte) { b[offVersion] = 1; b[offReserved] = 1 }), ErrInvalid},
+		{"key counts past the end", resealed(t, func(b []byte) { b[offReserved] = 1 }), ErrSize},
 		{"next zero", resealed(t, func(b []byte) { binary.LittleEndian.PutUint64(b[offNext:], 0) }), ErrInvalid},
 		{"next at an id", resealed(t, func(b []byte) { binary.LittleEndian.PutUint64(b[offNext:], 3) }), ErrInvalid},
 		{"id zero", resealed(t, func(b []byte) { binary.LittleEndian.PutUint32(b[entry(0):], 0) }), ErrInvalid},
@@ -280,5 +281,30 @@ func TestAFailedManifestCommitLeavesTheOldOne(t *testing.T) {
 	}
 	if got, _, _ := Read(vfs.Default, dir, 2); len(got.Entries()) != 4 {
 		t.Fatalf("commit after the failures: %+v", got.Entries())
+	}
+}
+
+// The key counts a checkpoint sets are what the next boot reads; a
+// version 1 manifest (none) still reads, without them.
+func TestKeyCountsRoundTripAndVersionOneStillReads(t *testing.T) {
+	m := sample(t)
+	m.SetKeyCounts([]uint64{1_000_000, 0, 7})
+	got, err := Decode(m.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.KeyCounts(), []uint64{1_000_000, 0, 7}) {
+		t.Fatalf("key counts %v after a round trip", got.KeyCounts())
+	}
+	v1 := sample(t).Encode()
+	binary.LittleEndian.PutUint32(v1[offVersion:], 1)
+	end := len(v1) - 4
+	binary.LittleEndian.PutUint32(v1[end:], crc32.Checksum(v1[:end], castagnoli))
+	old, err := Decode(v1)
+	if err != nil {
+		t.Fatalf("a version 1 manifest does not read: %v", err)
+	}
+	if old.KeyCounts() != nil || len(old.Entries()) != len(sample(t).Entries()) {
+		t.Fatalf("version 1: key counts %v, %d entries", old.KeyCounts(), len(old.Entries()))
 	}
 }

@@ -34,8 +34,10 @@ type Options struct {
 	OnRecord func(*heap.ScanRecord) error
 	// OnRedo, when set, is told the redo point once the control file is
 	// read, before any record reaches OnRecord: the keyspace's load needs
-	// it for the per-key LSN rule.
-	OnRedo func(redo uint64)
+	// it for the per-key LSN rule. keys are the manifest's key counts per
+	// physical database at the last checkpoint (nil when unknown), for
+	// sizing the tables before the load.
+	OnRedo func(redo uint64, keys []uint64)
 	// Log receives progress and what was repaired, swept and unlinked.
 	// May be nil.
 	Log *slog.Logger
@@ -580,7 +582,7 @@ func (b *boot) syncFiles() error {
 // openHeap is step 5: load the live files.
 func (b *boot) openHeap() error {
 	if b.o.OnRedo != nil {
-		b.o.OnRedo(b.st.Redo)
+		b.o.OnRedo(b.st.Redo, b.st.Manifest.KeyCounts())
 	}
 	h, err := heap.Open(heap.Options{
 		FS:          b.fs,

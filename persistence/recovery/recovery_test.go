@@ -61,7 +61,7 @@ func TestRoundTrip(t *testing.T) {
 	var value []byte
 	ix := heap.NewIndex()
 	var redoSeen uint64
-	st, err := Open(Options{ShardDir: s.dir, Shard: testShard, Cache: heap.NewCache(1 << 22), OnRedo: func(r uint64) { redoSeen = r }, OnRecord: func(r *heap.ScanRecord) error {
+	st, err := Open(Options{ShardDir: s.dir, Shard: testShard, Cache: heap.NewCache(1 << 22), OnRedo: func(r uint64, _ []uint64) { redoSeen = r }, OnRecord: func(r *heap.ScanRecord) error {
 		if redoSeen != 8 {
 			t.Fatalf("a record reached OnRecord before OnRedo told the redo point (saw %d)", redoSeen)
 		}
