@@ -32,11 +32,26 @@ func startTest(t testing.TB, backend string, shards int, set ...string) *Server 
 		}
 	}
 	s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	startLoaded(t, s)
+	return s
+}
+
+// startLoaded starts s, stops it when the test ends, and waits (with a
+// deadline) until its shards loaded their data.
+func startLoaded(t testing.TB, s *Server) {
+	t.Helper()
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)
-	return s
+	select {
+	case <-s.Loaded():
+		if err := s.LoadErr(); err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the shards did not load within 30s")
+	}
 }
 
 func client(t *testing.T, s *Server) *redis.Client {
