@@ -107,6 +107,9 @@ func (s *Server) applyRuntimeConfig(c *conn) {
 	policy := s.cfg.AppendFsync
 	s.cfgMu.RUnlock()
 	set := func(w *worker) {
+		if w.sh == nil { // loading: the shard takes the policy when it opens
+			return
+		}
 		if err := w.sh.SetFsyncPolicy(policy); err != nil {
 			s.log.Error("appendfsync not applied", "shard", w.id, "err", err)
 		}
@@ -133,5 +136,7 @@ func (w *worker) resetStats() {
 	st.protocolErrors, st.errorReplies, st.rejectedConnections, st.connectionsReceived = 0, 0, 0, 0
 	st.errorsByPrefix = map[string]int64{}
 	clear(st.cmdCalls)
-	w.ks.ResetStats()
+	if w.ks != nil { // nil while the shard loads
+		w.ks.ResetStats()
+	}
 }

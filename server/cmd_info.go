@@ -37,6 +37,11 @@ func (w *worker) collectInfo() shardInfo {
 		si.stats.errorsByPrefix[k] = v
 	}
 	si.stats.cmdCalls = append([]cmdStat(nil), w.stats.cmdCalls...)
+	if w.sh == nil { // loading: no data yet, and nothing saved since the start
+		si.shard.Checkpoint = shard.CheckpointInfo{LastSave: w.srv.started, LastStatus: "ok"}
+		si.keyspace = make([]dbInfo, w.srv.databases())
+		return si
+	}
 	st := w.ks.Stats()
 	si.expired, si.hits, si.misses, si.dataMem = st.ExpiredKeys, st.KeyspaceHits, st.KeyspaceMisses, w.ks.UsedMemory()
 	si.shard = w.sh.Info()
@@ -190,7 +195,8 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		kv("lazyfree_pending_objects", 0)
 	case "persistence":
 		b.WriteString("# Persistence\r\n")
-		kv("loading", 0)
+		loading := s.loading.Load()
+		kv("loading", boolInt(loading))
 		kv("async_loading", 0)
 		kv("current_cow_peak", 0)
 		kv("current_cow_size", 0)
@@ -210,6 +216,9 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		kv("aof_rewrites", s.aofRewrites.Load())
 		writeInfoWAL(kv, infos)
 		kv("aof_last_cow_size", 0)
+		if loading {
+			s.writeInfoLoading(kv, now)
+		}
 	case "stats":
 		st := tot.stats
 		b.WriteString("# Stats\r\n")

@@ -76,7 +76,10 @@ func cmdBgrewriteaof(c *conn, _ [][]byte) {
 func cmdLastsave(c *conn, _ [][]byte) {
 	times := make([]time.Time, c.w.srv.nshards)
 	c.fanoutCollect(func(w *worker, i int) {
-		times[i] = w.sh.LastSave()
+		times[i] = w.srv.started // a shard still loading has saved nothing since
+		if w.sh != nil {
+			times[i] = w.sh.LastSave()
+		}
 	}, func(w *resp.Writer) {
 		oldest := times[0]
 		for _, t := range times[1:] {

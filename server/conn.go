@@ -90,7 +90,7 @@ func (c *conn) startRecv() {
 		return
 	}
 	c.state = connReading
-	if c.w.sh.ReadsPaused() {
+	if c.w.sh != nil && c.w.sh.ReadsPaused() { // nil while the shard loads
 		c.paused = true
 		c.w.sh.WhenReadable(c.resumeReading)
 		return
@@ -211,7 +211,7 @@ var readAhead = true
 // at, for the caller to run before it looks again; it stops at an inline
 // command, whose arguments the parser may rewrite on the next Parse.
 func (c *conn) prefetchWindow() int {
-	if !readAhead || !c.w.ks.WantsPrefetch(c.client.DB) {
+	if !readAhead || c.w.ks == nil || !c.w.ks.WantsPrefetch(c.client.DB) {
 		return keyspace.PrefetchMax // look again after as many commands
 	}
 	p := &c.ahead

@@ -52,6 +52,11 @@ func (c *conn) dispatch(args [][]byte) {
 			c.errorReply("NOAUTH Authentication required.")
 			return
 		}
+		if c.w.srv.loading.Load() && !allowedWhileLoading(cmd) {
+			st.rejected++
+			c.errorReply(loadingError)
+			return
+		}
 		st.calls++
 		sc.run(c, args)
 		return
@@ -65,6 +70,11 @@ func (c *conn) dispatch(args [][]byte) {
 	if !c.authed {
 		st.rejected++
 		c.errorReply("NOAUTH Authentication required.")
+		return
+	}
+	if c.w.srv.loading.Load() && !allowedWhileLoading(cmd) {
+		st.rejected++
+		c.errorReply(loadingError)
 		return
 	}
 	st.calls++

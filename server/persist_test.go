@@ -62,10 +62,7 @@ func startFaulty(t *testing.T, backend string, shards int) (*Server, *faults) {
 	s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f := &faults{}
 	s.wrapBackend = f.wrap
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
+	startLoaded(t, s)
 	return s, f
 }
 
@@ -193,10 +190,7 @@ func TestSlowDiskPausesReadersAndResumes(t *testing.T) {
 			s.walBackpressure = 64 << 10
 			f := &faults{}
 			s.wrapBackend = f.wrap
-			if err := s.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(s.Stop)
+			startLoaded(t, s)
 			// A disk that has fallen behind: every WAL write waits.
 			gate := make(chan struct{})
 			release := f.add(vfs.Rule{Op: vfs.OpWrite, Path: walFiles, Fault: vfs.FaultHang, Gate: gate})

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -64,6 +63,23 @@ type Server struct {
 	// CrashAt is the test-only crash hook (moond --test-crash-at): the
 	// process kills itself at that checkpoint step.
 	CrashAt shard.CrashPoint
+
+	// HoldBoot is the test-only boot hold (moond --test-hold-boot): when
+	// set, every shard's boot waits after its heap load, before its WAL
+	// replay, until HoldBoot is closed or the server stops, so that a test
+	// sees the LOADING state for as long as it needs.
+	HoldBoot <-chan struct{}
+
+	// The LOADING state (loading.go): true from Start until every shard
+	// loaded; the shards' progress; closed once the boot ended.
+	loading   atomic.Bool
+	loadStart time.Time
+	progress  []*shard.LoadProgress
+	loaded    chan struct{}
+	loadErr   error         // written before loaded is closed
+	booting   bool          // bootShards ran (Start's goroutine)
+	stopped   chan struct{} // closed when Stop begins
+	stopOnce  sync.Once
 }
 
 // bootGCPercent is GOGC while the shards load their data.
@@ -74,7 +90,8 @@ func New(cfg *config.Config, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: log, nshards: cfg.Shards, shutdownReq: make(chan struct{}), runID: newRunID()}
+	s := &Server{cfg: cfg, log: log, nshards: cfg.Shards, shutdownReq: make(chan struct{}), runID: newRunID(),
+		loaded: make(chan struct{}), stopped: make(chan struct{})}
 	if s.nshards < 1 {
 		s.nshards = 1
 	}
@@ -83,8 +100,11 @@ func New(cfg *config.Config, log *slog.Logger) *Server {
 }
 
 // Start locks the data directory, selects the I/O backend (once, for all
-// shards), starts every shard's loop, recovers every shard's WAL in
-// parallel, and then makes each shard listen on the configured addresses.
+// shards), starts every shard's loop, makes each shard listen on the
+// configured addresses, and then starts every shard's recovery, all in
+// parallel, on the shards' loops. It returns once the server listens:
+// until the data is loaded (Loaded, LoadErr) commands that need it answer
+// LOADING.
 func (s *Server) Start() error {
 	if err := s.lockDir(); err != nil {
 		return err
@@ -101,6 +121,9 @@ func (s *Server) Start() error {
 	s.log.Info("io backend selected", "backend", kind.String(), "reason", reason, "shards", s.nshards)
 	s.started = time.Now()
 	s.port = s.cfg.Port
+	s.loading.Store(true)
+	s.loadStart = s.started
+	s.progress = newLoadProgress(s.nshards)
 	s.workers = make([]*worker, s.nshards)
 	for i := range s.workers {
 		cpu := -1
@@ -118,38 +141,14 @@ func (s *Server) Start() error {
 		}
 		s.workers[i] = newWorker(s, i, loop)
 	}
-	// Every shard recovers its WAL on its own thread, all at once. Boot
-	// only allocates what it keeps (keys and values, most of the heap the
-	// server will ever have): collecting as often as the default GOGC
-	// asks would spend a quarter of the boot scanning a growing heap.
-	gc := debug.SetGCPercent(bootGCPercent)
-	defer debug.SetGCPercent(gc)
-	errs := make(chan error, len(s.workers))
-	for _, w := range s.workers {
-		go func() {
-			var err error
-			if cerr := w.loop.Call(context.Background(), func() { err = w.prepare() }); cerr != nil {
-				err = fmt.Errorf("shard %d: prepare: %w", w.id, cerr)
-			}
-			errs <- err
-		}()
-	}
-	var first error
-	for range s.workers {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	if first != nil {
-		s.Stop()
-		return first
-	}
 	for _, w := range s.workers {
 		if err := s.listenWorker(w); err != nil {
 			s.Stop()
 			return err
 		}
 	}
+	s.log.Info("listening; loading the dataset", "addr", s.Addr(), "port", s.port, "shards", s.nshards)
+	s.bootShards()
 	return nil
 }
 
@@ -208,8 +207,18 @@ func (s *Server) requestShutdown() {
 // (waiting for its writes and fsyncs) and stops the loops, within 10 s.
 func (s *Server) Stop() {
 	s.stopping.Store(true)
+	s.stopOnce.Do(func() { close(s.stopped) })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if s.booting {
+		// A shard still recovering writes its files: the directory's lock
+		// is released only after the boot ended (or the deadline passed).
+		select {
+		case <-s.loaded:
+		case <-ctx.Done():
+			s.log.Error("shutdown while the shards load: the boot did not end in time")
+		}
+	}
 	sealed := make(chan error, len(s.workers))
 	n := 0
 	for _, w := range s.workers {
@@ -275,6 +284,14 @@ func (s *Server) shardOptions(id int) shard.Options {
 		Started:         s.started,
 		CrashAt:         s.CrashAt,
 	}
+	if s.HoldBoot != nil {
+		o.BootHold = func() {
+			select {
+			case <-s.HoldBoot:
+			case <-s.stopped:
+			}
+		}
+	}
 	if s.wrapBackend != nil {
 		loop := s.workers[id].loop
 		o.WrapBackend = func(be runtime.Backend) runtime.Backend { return s.wrapBackend(loop, be) }
@@ -295,6 +312,13 @@ func (s *Server) shardTunables() shard.Tunables {
 	s.cfgMu.RLock()
 	defer s.cfgMu.RUnlock()
 	return shard.Tunables{MaxWALSize: s.cfg.MaxWALSize, CheckpointTimeout: s.cfg.CheckpointTimeout}
+}
+
+// appendFsync is the configured appendfsync policy.
+func (s *Server) appendFsync() string {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg.AppendFsync
 }
 
 func (s *Server) hz() int {

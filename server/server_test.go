@@ -32,11 +32,26 @@ func startTest(t testing.TB, backend string, shards int, set ...string) *Server 
 		}
 	}
 	s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	startLoaded(t, s)
+	return s
+}
+
+// startLoaded starts s, stops it when the test ends, and waits (with a
+// deadline) until its shards loaded their data.
+func startLoaded(t testing.TB, s *Server) {
+	t.Helper()
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)
-	return s
+	select {
+	case <-s.Loaded():
+		if err := s.LoadErr(); err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the shards did not load within 30s")
+	}
 }
 
 func client(t *testing.T, s *Server) *redis.Client {
@@ -273,5 +288,76 @@ func TestCommandCountAndInfo(t *testing.T) {
 	n, err := c.Do(testCtx(t), "COMMAND", "COUNT").Int()
 	if err != nil || n < 50 {
 		t.Fatalf("COMMAND COUNT = %d, %v", n, err)
+	}
+}
+
+// startHeld starts an in-process server whose shards hold their boot
+// until the returned function is called.
+func startHeld(t *testing.T, backend string, shards int) (*Server, func()) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Port, cfg.Shards, cfg.IOBackend, cfg.Dir = 0, shards, backend, t.TempDir()
+	s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	hold := make(chan struct{})
+	s.HoldBoot = hold
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	var once sync.Once
+	return s, func() { once.Do(func() { close(hold) }) }
+}
+
+func TestLoadingRefusesDataCommandsUntilEveryShardLoaded(t *testing.T) {
+	for _, b := range []string{"uring", "pool"} {
+		t.Run(b, func(t *testing.T) {
+			s, release := startHeld(t, b, 3)
+			c := client(t, s)
+			ctx := testCtx(t)
+			for i := 0; i < 20; i++ { // keys on every shard
+				if err := c.Get(ctx, fmt.Sprint("k", i)).Err(); err == nil || err.Error() != loadingError {
+					t.Fatalf("GET while loading: %v, want %q", err, loadingError)
+				}
+			}
+			if err := c.Ping(ctx).Err(); err != nil {
+				t.Fatalf("PING while loading: %v", err)
+			}
+			if err := c.Echo(ctx, "x").Err(); err == nil || err.Error() != loadingError {
+				t.Fatalf("ECHO (no loading flag in Redis) while loading: %v", err)
+			}
+			if v, err := c.Info(ctx, "persistence").Result(); err != nil || !strings.Contains(v, "loading:1\r\n") {
+				t.Fatalf("INFO while loading: %v %q", err, v)
+			}
+			release()
+			select {
+			case <-s.Loaded():
+			case <-time.After(30 * time.Second):
+				t.Fatal("the shards did not load within 30s")
+			}
+			if err := s.LoadErr(); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 20; i++ {
+				if err := c.Set(ctx, fmt.Sprint("k", i), "v", 0).Err(); err != nil {
+					t.Fatalf("SET after loading: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func TestStopWhileShardsLoadReleasesTheBoot(t *testing.T) {
+	s, _ := startHeld(t, "pool", 2)
+	stopped := make(chan struct{})
+	go func() { s.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Stop did not return while the boot was held")
+	}
+	select {
+	case <-s.Loaded():
+	default:
+		t.Fatal("Stop returned before the boot ended")
 	}
 }

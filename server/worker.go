@@ -72,20 +72,29 @@ func newWorker(srv *Server, id int, loop *runtime.Loop) *worker {
 	return w
 }
 
-// prepare runs on the loop's thread before the shard serves: it opens the
-// shard, which recovers its data.
-func (w *worker) prepare() error {
-	w.be = w.loop.Backend()
-	sh, err := shard.Open(w.loop, w.srv.shardOptions(w.id))
-	if err != nil {
-		return err
-	}
-	w.sh, w.ks = sh, sh.Keyspace()
-	return nil
+// boot runs on the loop's thread once the shard listens: it starts the
+// shard's recovery, which goes on while the loop serves its connections
+// (commands that need the data answer LOADING), and sets sh once the shard
+// opened. done runs on the loop's thread with the boot's error.
+func (w *worker) boot(o shard.Options, done func(error)) {
+	shard.Boot(w.loop, o, func(sh *shard.Shard, err error) {
+		if err != nil {
+			done(err)
+			return
+		}
+		w.sh, w.ks = sh, sh.Keyspace()
+		// CONFIG SET appendfsync while the shard loaded reached the
+		// configuration, not the shard.
+		if err := sh.SetFsyncPolicy(w.srv.appendFsync()); err != nil {
+			w.srv.log.Error("appendfsync not applied", "shard", w.id, "err", err)
+		}
+		done(nil)
+	})
 }
 
 // listen runs on the loop's thread: listeners, accept, tick.
 func (w *worker) listen(addrs []string) error {
+	w.be = w.loop.Backend()
 	for _, a := range addrs {
 		fd, addr, err := w.be.Listen("tcp", a)
 		if err != nil {
@@ -171,12 +180,18 @@ func (w *worker) tick() {
 	if w.srv.activeExpire.Load() {
 		budget = time.Second / time.Duration(w.hz) / 4
 	}
-	w.sh.Tick(budget)
+	if w.sh != nil { // nil while the shard loads
+		w.sh.Tick(budget)
+	}
 }
 
 // execData runs a data command on this shard and returns the LSN of the
 // last WAL record it produced (0 for none).
 func (w *worker) execData(cl *keyspace.Client, args [][]byte, out *resp.Writer) uint64 {
+	if w.sh == nil { // the dispatch refuses while any shard loads; never reached
+		out.Error(loadingError)
+		return 0
+	}
 	return w.sh.Exec(cl, keyspace.Lookup(args[0]), args, out)
 }
 

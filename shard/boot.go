@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/heap"
@@ -14,8 +15,9 @@ import (
 	"github.com/moond-db/moond/runtime"
 )
 
-// The boot of a shard: lock-free (the server holds the directory's lock),
-// on the shard's own thread. Control file (redo point) → manifest →
+// The boot of a shard: lock-free (the server holds the directory's lock);
+// the recovery off the shard's thread (Boot) or on it (Open), the start of
+// the writer and the checkpoints on it. Control file (redo point) → manifest →
 // torn-page repair from full-page images at or above redo → the heap's
 // records into the keyspace → WAL replay from redo under the per-key LSN
 // rule → the WAL writer continues the log → checkpoints start.
@@ -26,18 +28,34 @@ func (s *Shard) walDir() string { return filepath.Join(s.o.Dir, "wal") }
 // heapDir is the shard's heap directory.
 func (s *Shard) heapDir() string { return filepath.Join(s.o.Dir, heap.DirName) }
 
-// boot restores the keyspace from the heap and the WAL (see loadPersisted)
-// and, with persistence on, opens the writer that continues the log and the
-// checkpoints that bound it.
-func (s *Shard) boot() error {
+// bootState is what the recovery hands to the start of the shard's
+// storage: the WAL's recovery result, the recovered state and the heap
+// records that newer ones superseded.
+type bootState struct {
+	res        *wal.RecoverResult
+	st         *recovery.State
+	superseded []heap.RecordID
+}
+
+// recoverData restores the keyspace from the heap and the WAL (see
+// loadPersisted). It reads files synchronously and touches only the
+// keyspace and fields nothing else reads before the shard starts, so Boot
+// runs it off the loop's thread; the keyspace's clock is the wall clock
+// meanwhile (the loop's cached time is for its own thread).
+func (s *Shard) recoverData() (*bootState, error) {
+	defer s.progress.finish()
 	for _, d := range []string{s.walDir(), s.heapDir()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return fmt.Errorf("shard %d: %w", s.id, err)
+			return nil, fmt.Errorf("shard %d: %w", s.id, err)
 		}
 	}
+	s.progress.size(s.heapDir(), s.walDir())
+	loopClock := s.ks.Now
+	s.ks.Now = func() int64 { return time.Now().UnixMilli() }
+	defer func() { s.ks.Now = loopClock }()
 	res, st, superseded, err := s.loadPersisted()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, sk := range res.Skipped {
 		s.log.Error("WAL salvage skipped damaged history", "shard", s.id, "skipped", sk.String())
@@ -50,6 +68,12 @@ func (s *Shard) boot() error {
 			"elapsed", res.Elapsed.String(), "next_lsn", res.NextLSN, "redo", st.Redo)
 	}
 	s.walRecovered = res.Bytes
+	return &bootState{res: res, st: st, superseded: superseded}, nil
+}
+
+// start continues the log and starts the checkpoints that bound it, with
+// persistence on; it runs on the loop's thread once recoverData returned.
+func (s *Shard) start(b *bootState) error {
 	if !s.o.AppendOnly {
 		return nil
 	}
@@ -57,11 +81,11 @@ func (s *Shard) boot() error {
 	if err != nil {
 		return err
 	}
-	app := wal.NewAppender(wal.AppenderOptions{Shard: uint32(s.id), SegmentSize: s.o.WALSegmentSize, NextLSN: res.NextLSN, Prev: res.Tail})
+	app := wal.NewAppender(wal.AppenderOptions{Shard: uint32(s.id), SegmentSize: s.o.WALSegmentSize, NextLSN: b.res.NextLSN, Prev: b.res.Tail})
 	s.wal = wal.NewWriter(s.loop, s.be, app, s.walDir(), policy)
 	s.wal.OnProgress = s.walProgress
 	s.loop.BeforeWait(s.wal.Kick)
-	s.startCheckpoints(st, superseded)
+	s.startCheckpoints(b.st, b.superseded)
 	return nil
 }
 
@@ -93,6 +117,7 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 				superseded = append(superseded, sup)
 			}
 			loaded++
+			s.progress.heapRecord(r.ID)
 			return nil
 		},
 	})
@@ -100,9 +125,14 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 		s.ks.EndLoad()
 		return nil, nil, nil, fmt.Errorf("shard %d: %w", s.id, err)
 	}
+	s.progress.heapLoaded()
 	if loaded > 0 {
 		s.log.Info("heap loaded", "shard", s.id, "keys", loaded, "redo", st.Redo, "files", len(st.Files))
 	}
+	if s.o.BootHold != nil {
+		s.o.BootHold()
+	}
+	nextLog := int64(wal.DefaultProgressEvery)
 	res, err := wal.Recover(wal.RecoverOptions{
 		Dir:     s.walDir(),
 		Shard:   uint32(s.id),
@@ -111,9 +141,15 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 		Salvage: s.o.WALSalvage || os.Getenv(wal.SalvageEnv) == "1",
 		Apply:   s.replayer(st.Redo),
 		Progress: func(p wal.Progress) {
+			s.progress.walScanned(p.Bytes)
+			if p.Bytes < nextLog && !p.Done {
+				return
+			}
+			nextLog = p.Bytes + wal.DefaultProgressEvery
 			s.log.Info("recovering WAL", "shard", s.id, "segment", p.Segment, "records", p.Records,
 				"MB/s", fmt.Sprintf("%.1f", p.MBPerSec()))
 		},
+		ProgressEvery: loadProgressEvery,
 	})
 	s.ks.EndLoad()
 	if err != nil {

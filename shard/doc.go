@@ -12,11 +12,12 @@
 //
 // Files, one concept each:
 //
-//	shard.go       Shard, Options, Open, Exec, Tick, Close
+//	shard.go       Shard, Options, Open, Boot, Exec, Tick, Close
 //	log.go         the keyspace's Log: records into the WAL writer
 //	ack.go         the acknowledgement rule: held replies, paused readers
 //	refusal.go     why writes are refused (MISCONF) and the WAL's error log
 //	boot.go        recovery: control file, manifest, heap, WAL replay
+//	loading.go     the boot's progress, readable from any thread
 //	checkpoint.go  the checkpoint manager's wiring and its callbacks
 //	walfull.go     the --max-wal-size trigger and read pause
 //	retire.go      WAL segment recycling and heap file retirement

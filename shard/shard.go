@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -44,6 +45,15 @@ type Options struct {
 	// WrapBackend, when set, wraps the backend the shard's storage I/O
 	// uses (tests inject faults with it).
 	WrapBackend func(runtime.Backend) runtime.Backend
+
+	// Progress, when set, receives how far the boot has got (INFO's
+	// loading_* fields); the caller may read it from any thread.
+	Progress *LoadProgress
+
+	// BootHold is the test-only boot hold (moond --test-hold-boot): when
+	// set, the boot calls it after the heap load and before the WAL
+	// replay, and it returns when the shard may go on loading.
+	BootHold func()
 }
 
 // Tunables are the shard's settings that may change while it runs.
@@ -83,13 +93,55 @@ type Shard struct {
 	ckpt *ckpt // heap and checkpoints (checkpoint.go); mgr nil with appendonly no
 
 	crashFaults *vfs.FaultyBackend // the crash hook's, inside linked chains (crash.go)
+
+	progress *LoadProgress // the boot's (loading.go)
 }
 
 // Open builds the shard on loop and restores its data: the heap, then the
 // WAL above the redo point. With persistence on it then opens the WAL
-// writer and the checkpoint manager. It runs on the loop's thread, before
-// the shard serves; shards open in parallel.
+// writer and the checkpoint manager. It runs on the loop's thread, which
+// serves nothing else meanwhile; Boot is Open with the recovery off it.
 func Open(loop *runtime.Loop, o Options) (*Shard, error) {
+	s := newShard(loop, o)
+	b, err := s.recoverData()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.start(b); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Boot is Open for a loop that goes on serving while the shard recovers:
+// it returns at once, the recovery (which reads files synchronously) runs
+// on a goroutine of its own, and the writer and the checkpoints start on
+// the loop's thread, where done then runs with the shard or the boot's
+// error. Boot runs on the loop's thread; shards boot in parallel. If the
+// loop stops before the recovery ends, the recovered files are closed and
+// done never runs.
+func Boot(loop *runtime.Loop, o Options, done func(*Shard, error)) {
+	s := newShard(loop, o)
+	go func() {
+		b, err := s.recoverData()
+		finish := func() {
+			if err == nil {
+				err = s.start(b)
+			}
+			if err != nil {
+				done(nil, err)
+				return
+			}
+			done(s, nil)
+		}
+		if perr := loop.PostWait(context.Background(), finish); perr != nil && b != nil {
+			b.st.Heap.Close()
+		}
+	}()
+}
+
+// newShard builds the shard and its empty keyspace on loop.
+func newShard(loop *runtime.Loop, o Options) *Shard {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
@@ -99,7 +151,10 @@ func Open(loop *runtime.Loop, o Options) (*Shard, error) {
 	if o.WALBackpressure <= 0 {
 		o.WALBackpressure = defaultWALBackpressure
 	}
-	s := &Shard{o: o, id: o.ID, log: o.Log, loop: loop, be: loop.Backend()}
+	if o.Progress == nil {
+		o.Progress = new(LoadProgress)
+	}
+	s := &Shard{o: o, id: o.ID, log: o.Log, loop: loop, be: loop.Backend(), progress: o.Progress}
 	if o.WrapBackend != nil {
 		s.be = o.WrapBackend(s.be)
 	}
@@ -110,10 +165,7 @@ func Open(loop *runtime.Loop, o Options) (*Shard, error) {
 	s.ks = keyspace.NewKeyspace(o.Databases, func() int64 { return loop.Now().UnixMilli() })
 	s.ks.MaxBulkLen = o.ProtoMaxBulkLen
 	s.ks.Log = s
-	if err := s.boot(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return s
 }
 
 // ID is the shard's number.

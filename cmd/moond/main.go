@@ -17,6 +17,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/moond-db/moond/persistence/wal"
 	"github.com/moond-db/moond/server"
@@ -52,6 +53,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "moond: configuration error: %v\n", err)
 		return exitConfig
 	}
+	args, holdPath, err := takeHoldFlag(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "moond: configuration error: %v\n", err)
+		return exitConfig
+	}
 	cfg, err := config.Load(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "moond: configuration error: %v\n", err)
@@ -73,19 +79,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	srv := server.New(cfg, log)
 	srv.CrashAt = crashAt
+	if holdPath != "" {
+		srv.HoldBoot = holdUntilExists(holdPath)
+	}
 	if err := srv.Start(); err != nil {
-		log.Error("cannot start", "err", err)
-		var tear *wal.MidChainTearError
-		var shards *server.ShardCountError
-		switch {
-		case errors.As(err, &tear):
-			fmt.Fprintf(stderr, "moond: %v\n", err)
-			return exitSoftware
-		case errors.As(err, &shards):
-			fmt.Fprintf(stderr, "moond: %v\n", err)
-			return exitConfig
+		return startFailed(log, stderr, err)
+	}
+	// The server listens and answers LOADING until the shards loaded.
+	select {
+	case <-srv.Loaded():
+		if err := srv.LoadErr(); err != nil {
+			srv.Stop()
+			return startFailed(log, stderr, err)
 		}
-		return 1
+	case sig := <-sigs:
+		log.Info("received signal while loading, shutting down", "signal", sig.String())
+		srv.Stop()
+		return 0
+	case <-srv.ShutdownRequested():
+		log.Info("shutdown requested by a client while loading")
+		srv.Stop()
+		return 0
 	}
 	log.Info("Ready to accept connections", "addr", srv.Addr(), "port", srv.Port(),
 		"backend", srv.Backend().String(), "shards", cfg.Shards, "version", server.Version)
@@ -99,6 +113,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	srv.Stop()
 	log.Info("moond is now ready to exit, bye bye...")
 	return 0
+}
+
+// startFailed logs why the server could not start or load its data and
+// returns the exit status: 70 for a WAL whose acknowledged history is
+// damaged, 78 for a configuration error, 1 otherwise.
+func startFailed(log *slog.Logger, stderr io.Writer, err error) int {
+	log.Error("cannot start", "err", err)
+	var tear *wal.MidChainTearError
+	var shards *server.ShardCountError
+	switch {
+	case errors.As(err, &tear):
+		fmt.Fprintf(stderr, "moond: %v\n", err)
+		return exitSoftware
+	case errors.As(err, &shards):
+		fmt.Fprintf(stderr, "moond: %v\n", err)
+		return exitConfig
+	}
+	return 1
 }
 
 func newLogger(cfg *config.Config, stderr io.Writer) (*slog.Logger, func(), error) {
@@ -168,4 +200,49 @@ func takeCrashFlag(args []string) ([]string, shard.CrashPoint, error) {
 		}
 	}
 	return out, cp, nil
+}
+
+// takeHoldFlag removes the test-only --test-hold-boot PATH flag from args:
+// every shard's boot waits after its heap load, before its WAL replay,
+// until the file PATH exists. The end-to-end tests use it to see the
+// LOADING state for as long as they need; like --test-crash-at it is not a
+// configuration parameter.
+func takeHoldFlag(args []string) ([]string, string, error) {
+	var path string
+	out := args[:0:0]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		v, ok := strings.CutPrefix(a, "--test-hold-boot=")
+		if !ok && a == "--test-hold-boot" {
+			if i+1 == len(args) {
+				return nil, "", errors.New("--test-hold-boot needs a path")
+			}
+			i++
+			v, ok = args[i], true
+		}
+		if !ok {
+			out = append(out, a)
+			continue
+		}
+		if v == "" {
+			return nil, "", errors.New("--test-hold-boot needs a path")
+		}
+		path = v
+	}
+	return out, path, nil
+}
+
+// holdUntilExists returns a channel closed once the file path exists.
+func holdUntilExists(path string) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		for {
+			if _, err := os.Stat(path); err == nil {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	return ch
 }
