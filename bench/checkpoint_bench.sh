@@ -10,8 +10,13 @@
 #      and while checkpoints run: before each such run every key is made
 #      dirty and BGSAVE starts one, and checkpoint-timeout is 1 s so that
 #      the SET run's own writes keep them coming.
+#   3. A checkpoint over cold pages: COLD_PAGES pages of keys (two keys of
+#      1800 bytes a page), SAVE, kill -9, restart (boot caches no page),
+#      DEL every key, and the time of the BGSAVE that frees them all: each
+#      free needs its page read back from the disk.
 #
 # Knobs (environment): KEYSPACE (1000000), TAIL (10000), REQUESTS (500000),
+# COLD_PAGES (50000),
 # CLIENTS (50), DATA_SIZE (64), RUNS (3), SERVER_CPU (0), CLIENT_CPU (1),
 # IO_BACKEND (auto), BENCH_MD, KEEP_WORK=1, SKIP_BUILD=1.
 set -euo pipefail
@@ -23,6 +28,7 @@ TAIL=${TAIL:-10000}
 REQUESTS=${REQUESTS:-500000}
 CLIENTS=${CLIENTS:-50}
 DATA_SIZE=${DATA_SIZE:-64}
+COLD_PAGES=${COLD_PAGES:-50000}
 RUNS=${RUNS:-3}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
@@ -68,10 +74,15 @@ kill9() {
 	wait "$PID" 2>/dev/null || true
 	PID=""
 }
-preload() { # N: SET key:%012d for N keys through redis-cli --pipe
-	awk -v n="$1" -v size="$DATA_SIZE" 'BEGIN {
+preload() { # N [SIZE]: SET key:%012d for N keys through redis-cli --pipe
+	awk -v n="$1" -v size="${2:-$DATA_SIZE}" 'BEGIN {
 		v = sprintf("%*s", size, ""); gsub(/ /, "x", v)
 		for (i = 0; i < n; i++) printf "*3\r\n$3\r\nSET\r\n$16\r\nkey:%012d\r\n$%d\r\n%s\r\n", i, size, v
+	}' | taskset -c "$CLIENT_CPU" redis-cli -h 127.0.0.1 -p "$PORT" --pipe >/dev/null
+}
+delete_all() { # N: DEL key:%012d for N keys through redis-cli --pipe
+	awk -v n="$1" 'BEGIN {
+		for (i = 0; i < n; i++) printf "*2\r\n$3\r\nDEL\r\n$16\r\nkey:%012d\r\n", i
 	}' | taskset -c "$CLIENT_CPU" redis-cli -h 127.0.0.1 -p "$PORT" --pipe >/dev/null
 }
 ELAPSED=""
@@ -144,6 +155,35 @@ done
 kill9
 col() { awk -v c="$2" 'NF { print $c }' <<<"$1" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
+# ------------------------------------------------------------ cold pages
+COLD_KEYS=$((2 * COLD_PAGES))
+log "cold pages: $COLD_PAGES pages ($COLD_KEYS keys of 1800 bytes) deleted after a restart"
+C=$WORK/cold
+mkdir -p "$C"
+start "$C" "${quiet[@]}"
+preload "$COLD_KEYS" 1800
+cli SAVE >/dev/null
+kill9
+cold_t=()
+for ((i = 0; i < RUNS; i++)); do
+	rm -rf "$C.run"
+	cp -a "$C" "$C.run"
+	start "$C.run" "${quiet[@]}"
+	delete_all "$COLD_KEYS"
+	before=$(info checkpoints_completed)
+	t=$(now_us)
+	cli BGSAVE >/dev/null
+	deadline=$((t + 3600 * 1000000))
+	until (($(info checkpoints_completed) > before)); do
+		(($(now_us) < deadline)) || die "the BGSAVE over cold pages did not finish in an hour"
+		sleep 0.01
+	done
+	cold_t+=("$(awk -v us=$(($(now_us) - t)) 'BEGIN { printf "%.2f", us / 1e6 }')")
+	cold_loaded=$(info checkpoint_pages_loaded)
+	cold_rounds=$(info checkpoint_page_loads)
+	kill9
+done
+
 # ------------------------------------------------------------ report
 {
 	echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') by \`make bench-checkpoint\` on $(nproc) CPUs" \
@@ -162,6 +202,10 @@ col() { awk -v c="$2" 'NF { print $c }' <<<"$1" | sort -n | awk '{ a[NR] = $1 } 
 		echo "| $T, no checkpoint | $(col "${R[$t.off]}" 1) | $(col "${R[$t.off]}" 2) | $(col "${R[$t.off]}" 3) | 0 |"
 		echo "| $T, checkpoints running | $(col "${R[$t.on]}" 1) | $(col "${R[$t.on]}" 2) | $(col "${R[$t.on]}" 3) | $(col "${R[$t.on]}" 4) |"
 	done
+	echo
+	echo "| checkpoint over cold pages after a restart (kill -9) | seconds | pages read | read rounds |"
+	echo "|---|---:|---:|---:|"
+	echo "| BGSAVE after DEL of $COLD_KEYS keys of 1800 bytes on $COLD_PAGES pages | $(median "${cold_t[@]}") | $cold_loaded | $cold_rounds |"
 	echo
 	echo "Keys after the tail restart: $keys. Commands: \`moond --shards 1 --checkpoint-timeout 86400 --max-wal-size 1000gb\`," \
 		"keys loaded with \`redis-cli --pipe\` (SET key:%012d), \`redis-benchmark -t get|set -P 1 -c $CLIENTS -n $REQUESTS -r $KEYSPACE -d $DATA_SIZE --csv\`."

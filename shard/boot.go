@@ -157,7 +157,8 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 		return nil, nil, nil, fmt.Errorf("shard %d: WAL recovery: %w", s.id, err)
 	}
 	s.ckpt = &ckpt{heap: st.Heap, man: st.Manifest, bootSave: st.LastCheckpoint,
-		loading: make(map[heap.PageID]bool), readFDs: make(map[uint32]runtime.FD)}
+		loading: make(map[heap.PageID][]func(error)),
+		opening: make(map[uint32][]func(runtime.FD, error)), readFDs: make(map[uint32]runtime.FD)}
 	segs, err := wal.ListSegments(vfs.Default, s.walDir())
 	if err != nil {
 		st.Heap.Close()

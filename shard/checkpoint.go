@@ -32,10 +32,11 @@ type ckpt struct {
 	bytesAtBegin     int64
 	changesAtBegin   int64 // Shard.changes when the running checkpoint began
 
-	// The page loader (pageload.go): pages that a heap operation needed
-	// and that are being read, and the read-only handles it reads them
-	// through.
-	loading map[heap.PageID]bool
+	// The page loader (pageload.go): pages being read and who waits for
+	// each, heap files being opened for reading and who waits for each,
+	// and the read-only handles it reads through.
+	loading map[heap.PageID][]func(error)
+	opening map[uint32][]func(runtime.FD, error)
 	readFDs map[uint32]runtime.FD
 
 	maxWAL int64 // --max-wal-size, refreshed by the tick
@@ -85,7 +86,7 @@ func (s *Shard) startCheckpoints(st *recovery.State, superseded []heap.RecordID)
 		OnPublished:   s.checkpointPublished,
 		OnPoison:      s.checkpointPoisoned,
 		OnVanished:    s.heapFileVanished,
-		OnNeedPage:    s.loadPage,
+		LoadPages:     s.loadPages,
 		OnStep:        s.checkpointStep,
 	})
 	c.maxWAL = t.MaxWALSize

@@ -37,7 +37,12 @@ func (s *Shard) retireEmptyFiles(published uint64) {
 	c := s.ckpt
 	for _, id := range c.man.Unlinkable(published) {
 		s.be.Unlink(heap.FilePath(s.heapDir(), id), func(err error) {
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				// Removed from outside before its time: the retired case
+				// of a vanished file (heap_vanished_retired).
+				c.mgr.FileMissing(id)
+			case err != nil:
 				s.log.Warn("retired heap file not removed", "shard", s.id, "file", heap.FileName(id), "err", err)
 				return
 			}

@@ -113,6 +113,8 @@ func (m *Manager) publish(at time.Time) {
 	// through a stale handle.
 	m.Close()
 	m.step(StepControlWritten)
+	var cold []heap.PageID
+	seen := make(map[heap.PageID]bool)
 	for _, id := range m.deferred.Release(m.redo, nil) {
 		if err := m.o.Heap.Free(id, 0); err != nil {
 			var nr *heap.NotResidentError
@@ -123,10 +125,16 @@ func (m *Manager) publish(at time.Time) {
 			// Freed by the next checkpoint, once the page is loaded.
 			m.deferred.Add(m.redo, id)
 			m.stats.DeferredFreeRetries++
-			if m.o.OnNeedPage != nil {
-				m.o.OnNeedPage(nr.Page)
+			if !seen[nr.Page] {
+				seen[nr.Page] = true
+				cold = append(cold, nr.Page)
 			}
 		}
+	}
+	if len(cold) > 0 && m.o.LoadPages != nil {
+		// Nothing waits for these: a failure leaves the free to the next
+		// checkpoint, which loads the page again.
+		m.o.LoadPages(cold, func(error) {})
 	}
 	if m.o.OnPublished != nil {
 		m.o.OnPublished(m.redo)

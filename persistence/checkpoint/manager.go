@@ -55,6 +55,8 @@ type Stats struct {
 	LastError           string    // the last failure that was retried
 	LastFinalized       time.Time // LASTSAVE
 	DeferredFreeRetries int64     // deferred frees postponed (page not cached)
+	PageLoads           int64     // rounds of cold page reads Writing waited for (load.go)
+	PagesLoaded         int64     // pages those rounds asked for
 	KeysWritten         int64     // key versions written into pages (and deletions freed)
 }
 
@@ -97,6 +99,9 @@ type Manager struct {
 
 	// Syncing.
 	fsyncOut int
+	// verify: files this checkpoint fsynced whose path is yet to be
+	// opened again before finalize (verify.go).
+	verify map[uint32]bool
 	// rewrite: a heap file that the manifest lists vanished during this
 	// checkpoint; the keys it held (re-dirtied by the shard through
 	// OnVanished) are written again, with the same redo, before finalize.
@@ -162,6 +167,7 @@ func New(o Options) *Manager {
 		fds:       make(map[uint32]runtime.FD),
 		onDisk:    make(map[uint32]bool),
 		fileGen:   make(map[uint32]uint64),
+		verify:    make(map[uint32]bool),
 	}
 	for _, id := range o.Files {
 		m.onDisk[id] = true

@@ -108,10 +108,17 @@ type Options struct {
 	// finalizes: its redo never moves over a key whose only copy above the
 	// old redo point was in the lost file.
 	OnVanished func(file uint32, retired bool)
-	// OnNeedPage is called when a heap operation needs a page that is
-	// not cached (heap.ErrNotResident): the shard loads it (Cache.AddClean)
-	// and a later Tick retries.
-	OnNeedPage func(heap.PageID)
+	// LoadPages reads pages that heap operations need and the cache does
+	// not hold (heap.ErrNotResident) into the cache (Cache.AddClean),
+	// through the backend, all at once, and calls done on the loop's
+	// thread, never inside the call, once every read finished: nil, or
+	// the first failure (the step is then retried after a backoff). A
+	// page whose file is missing is not an error: the loader reports the
+	// file with Manager.FileMissing, before done, and the heap then needs
+	// nothing from it. A checkpoint that misses pages while Writing waits
+	// for done (waitLoad), so that N cold pages cost N divided by what
+	// the disk reads at once, not one retry each.
+	LoadPages func(pages []heap.PageID, done func(error))
 	// OnBegin is called when a checkpoint begins, with its redo point.
 	OnBegin func(redo uint64)
 	// BeginRecord, when set, returns a wal.RecordCheckpoint payload to log

@@ -78,8 +78,10 @@ type wait uint8
 const (
 	waitNone       wait = iota // nothing in flight: advance may run the next step
 	waitYield                  // Writing: the loop's turn between two chunks of keys
+	waitLoad                   // Writing: the cold pages the next keys need, reading (Options.LoadPages)
 	waitOpen                   // Flushing: the heap files of the next batch opening
 	waitWrites                 // Flushing: the batch's page writes
+	waitVerify                 // Syncing: the fsynced files' paths opened again (verify.go)
 	waitSyncDir                // Finalizing, finSyncDir: the heap directory's fsync
 	waitManifest               // Finalizing, finManifest: the manifest's replacement
 	waitEndDurable             // Finalizing, finEndRecord: the end record's WAL barrier
@@ -87,17 +89,19 @@ const (
 )
 
 func (w wait) String() string {
-	return [...]string{"none", "yield", "open", "writes", "sync-dir", "manifest", "end-durable", "control"}[w]
+	return [...]string{"none", "yield", "load", "open", "writes", "verify", "sync-dir", "manifest", "end-durable", "control"}[w]
 }
 
 // phase is the State a wait belongs to, and for a finalize wait the
 // finalizeStep.
 func (w wait) phase() (State, finalizeStep) {
 	switch w {
-	case waitYield:
+	case waitYield, waitLoad:
 		return Writing, 0
 	case waitOpen, waitWrites:
 		return Flushing, 0
+	case waitVerify:
+		return Syncing, 0
 	case waitSyncDir:
 		return Finalizing, finSyncDir
 	case waitManifest:

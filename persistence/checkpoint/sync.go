@@ -19,6 +19,7 @@ func (m *Manager) syncStep() bool {
 	for _, file := range slices.Sorted(maps.Keys(m.fileGen)) {
 		if m.sync.Durable(file, m.fileGen[file]) {
 			delete(m.fileGen, file)
+			m.verify[file] = true
 			continue
 		}
 		waiting = true
@@ -47,6 +48,10 @@ func (m *Manager) syncStep() bool {
 		})
 	}
 	if waiting {
+		return false
+	}
+	if len(m.verify) > 0 {
+		m.verifyFiles()
 		return false
 	}
 	if m.rewrite {
@@ -87,12 +92,21 @@ func (m *Manager) vanish(file uint32) {
 	m.o.Heap.FileVanished(file, retired)
 	m.sync.Forget(file)
 	delete(m.fileGen, file)
+	delete(m.verify, file)
 	m.closeFD(file)
 	if retired {
 		m.stats.VanishedRetired++
 	} else {
 		m.stats.VanishedUnexpected++
-		m.rewrite = m.state != Idle
+		switch m.state {
+		case Writing, Flushing, Syncing:
+			m.rewrite = true
+		case Idle, Finalizing:
+			// Found by the page loader or an unlink between two
+			// checkpoints: the next one writes the keys again and
+			// commits the tombstone, and it is due now.
+			m.requested = true
+		}
 		// Its keys are written again in this checkpoint: the manifest
 		// this checkpoint commits must not list the file as live, or the
 		// next boot would fail to open it.

@@ -37,6 +37,7 @@ func (m *Manager) begin() {
 	m.retryGap = 0
 	m.inPass = false
 	clear(m.fileGen)
+	clear(m.verify)
 	m.fin = finSyncDir
 	m.ckptLSN = 0
 	m.rewrite = false
@@ -46,11 +47,15 @@ func (m *Manager) begin() {
 	m.advance()
 }
 
-// heapFailed handles an error of the heap during Writing.
+// heapFailed handles an error of the heap during Writing: a page that is
+// not cached is loaded, with the others the next keys need (load.go), and
+// the step goes on once they are read; any other failure is retried after
+// a backoff.
 func (m *Manager) heapFailed(err error) {
 	var nr *heap.NotResidentError
-	if errors.As(err, &nr) && m.o.OnNeedPage != nil {
-		m.o.OnNeedPage(nr.Page)
+	if errors.As(err, &nr) && m.o.LoadPages != nil {
+		m.loadFor(nr.Page)
+		return
 	}
 	m.retryLater(err)
 }
