@@ -64,6 +64,10 @@ type Server struct {
 	// CrashAt is the test-only crash hook (moond --test-crash-at): the
 	// process kills itself at that checkpoint step.
 	CrashAt shard.CrashPoint
+	// WALRecordLimit is the test-only record limit (moond
+	// --test-wal-record-limit): writes whose WAL record is larger are
+	// split into continuation records; 0 for the format's limit.
+	WALRecordLimit int
 }
 
 // bootGCPercent is GOGC while the shards load their data.
@@ -274,6 +278,7 @@ func (s *Server) shardOptions(id int) shard.Options {
 		Tunables:        s.shardTunables,
 		Started:         s.started,
 		CrashAt:         s.CrashAt,
+		WALRecordLimit:  s.WALRecordLimit,
 	}
 	if s.wrapBackend != nil {
 		loop := s.workers[id].loop

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -48,6 +49,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	args, crashAt, err := takeCrashFlag(args)
+	walRecordLimit := 0
+	if err == nil {
+		args, walRecordLimit, err = takeRecordLimitFlag(args)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "moond: configuration error: %v\n", err)
 		return exitConfig
@@ -73,6 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	srv := server.New(cfg, log)
 	srv.CrashAt = crashAt
+	srv.WALRecordLimit = walRecordLimit
 	if err := srv.Start(); err != nil {
 		log.Error("cannot start", "err", err)
 		var tear *wal.MidChainTearError
@@ -168,4 +174,35 @@ func takeCrashFlag(args []string) ([]string, shard.CrashPoint, error) {
 		}
 	}
 	return out, cp, nil
+}
+
+// takeRecordLimitFlag removes the test-only --test-wal-record-limit BYTES
+// flag from args: the largest payload of one WAL record, above which a
+// write's record is split into continuation records (wal.MaxPayload when
+// absent). The end-to-end tests lower it to split records of kilobytes
+// rather than of half a gigabyte; it is not a configuration parameter.
+func takeRecordLimitFlag(args []string) ([]string, int, error) {
+	const name = "--test-wal-record-limit"
+	limit := 0
+	out := args[:0:0]
+	for i := 0; i < len(args); i++ {
+		v, ok := strings.CutPrefix(args[i], name+"=")
+		if !ok && args[i] == name {
+			if i+1 == len(args) {
+				return nil, 0, errors.New(name + " needs a size in bytes")
+			}
+			i++
+			v, ok = args[i], true
+		}
+		if !ok {
+			out = append(out, args[i])
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > wal.MaxPayload {
+			return nil, 0, fmt.Errorf("%s: %q is not a size in [1, %d]", name, v, wal.MaxPayload)
+		}
+		limit = n
+	}
+	return out, limit, nil
 }
