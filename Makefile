@@ -60,10 +60,12 @@ unit:
 race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
 
-# The long end-to-end runs: three minutes of sustained writes that must
-# keep the WAL under --max-wal-size plus a segment.
+# The long runs: three minutes of sustained writes that must keep the WAL
+# under --max-wal-size plus a segment, and a WAL record larger than the
+# format's limit (about 2 GiB of memory, so never under -race).
 test-long:
 	MOOND_LONG_TESTS=1 $(GO) test -v -count=1 -timeout 10m -run 'TestSustainedWritesKeepTheWALBounded' ./tests/
+	MOOND_LONG_TESTS=1 $(GO) test -count=1 -timeout 10m -run 'TestSplitRecordOfMoreThanMaxPayloadRoundTrips' ./persistence/wal/
 
 # A short run of every fuzz target, counted in executions: a -fuzztime
 # duration races Go 1.26's fuzz coordinator at its deadline and fails

@@ -8,8 +8,10 @@ import "strconv"
 //
 //	SET, SETNX, SETEX, PSETEX, GETSET, SET ... GET    SET k v [PXAT ms | KEEPTTL]
 //	MSET, MSETNX                                      MSET k v ...
-//	INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT,
-//	APPEND, SETRANGE                                  SET k <resulting value> KEEPTTL
+//	INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT           SET k <resulting value> KEEPTTL
+//	APPEND on a missing key, SETRANGE on a missing key SET k <resulting value> KEEPTTL
+//	APPEND on an existing key                         APPEND k <appended bytes>
+//	SETRANGE on an existing key                       SETRANGE k <offset> <bytes>
 //	GETDEL, DEL, UNLINK                               DEL k ... (the keys that existed)
 //	GETEX EX|PX|EXAT|PXAT, EXPIRE, PEXPIRE,
 //	EXPIREAT, PEXPIREAT                               PEXPIREAT k ms, or DEL k for a time already past
@@ -50,6 +52,39 @@ import "strconv"
 // indexes of two databases, whose keys keep their physical database and
 // so their heap records (cmd_db.go); the checkpoint logs the resulting map
 // at its redo point (DBMap), so the record needs no values.
+//
+// In-place updates log the change, not the value: APPEND and SETRANGE on
+// an existing string are journaled as themselves, so that the log grows
+// with what clients send, not with the square of a value appended to
+// again and again (the INCR family stays a SET of its result: an integer
+// is at most 20 bytes, and INCRBYFLOAT's result is not what it was sent).
+// Such a record's effect depends on the key's prior state, as KEEPTTL's
+// and PERSIST's already do; replay gets it right because the state it
+// applies the record to is the state the command saw:
+//
+//   - A key's heap version is stamped with the LSN of the last record
+//     appended when it was taken (Version), which holds every change up
+//     to that LSN and none after: a record at lsn is in the heap version
+//     exactly when lsn <= the key's LSN. Replay applies a record to a key
+//     only when lsn is above it (replayPasses), so a delta is never
+//     applied twice.
+//   - A key whose heap LSN is at or above the redo point is in the boot
+//     map; every record for it between its LSN and lsn is above both and
+//     replays, in order, before lsn: by induction, the record meets the
+//     key as the command did. A key the heap holds from below the redo
+//     point did not change between its LSN and the redo point (it would
+//     have been dirty and taken again), so the same holds from redo on.
+//   - A key the heap lacks though it existed at the redo point was
+//     deleted by a record at or above redo that the checkpoint saw; the
+//     records before that DEL may meet another base, but they touch only
+//     that key, cannot fail for it (APPEND and SETRANGE create a missing
+//     key; the size limit is not checked while Loading), and the DEL
+//     replays after them: from the DEL on the key is what it was.
+//
+// So a delta meets the base the command saw, or a key its later DEL
+// resets: never the wrong base in the end, never twice. A split record
+// (a value above the WAL's record limit) has the LSN of its last part,
+// the LSN LastLSN gives, so the rule holds for it unchanged.
 //
 // A command that changed nothing (SET NX on an existing key, DEL of a
 // missing key, EXPIRE GT that lost) writes no record. Replaying the records
@@ -130,6 +165,19 @@ func (ks *Keyspace) journalSetValue(dbi int, key []byte, v value) {
 		ks.jadd(v.bytes())
 	}
 	ks.jadd(kwKeepTTL)
+	ks.jend(dbi)
+}
+
+// journalSetRange records SETRANGE key off b on an existing string: the
+// change, not the resulting value (see above for why replay is exact).
+func (ks *Keyspace) journalSetRange(dbi int, key []byte, off int64, b []byte) {
+	if !ks.journaling() {
+		return
+	}
+	ks.jstart("SETRANGE")
+	ks.jadd(key)
+	ks.jint(off)
+	ks.jadd(b)
 	ks.jend(dbi)
 }
 

@@ -101,9 +101,25 @@ func TestSetOverwriteKeepsForms(t *testing.T) {
 // the same size class in place, and checks every key against a map after
 // each command. Values that two keys could share (COPY, RENAME, GETSET's
 // reply, SET ... GET) are where an in-place overwrite would show through.
+//
+// The journal is checked too: APPEND and SETRANGE on an existing value
+// log the change, never the value (a record no larger than what the
+// client sent), and replaying the journal into an empty keyspace gives
+// the model back.
 func TestStringCommandsAgainstAModel(t *testing.T) {
 	h := newHarness(t)
+	h.recordJournal()
 	model := map[string]string{}
+	// journaledBytes is the size of the records the last command wrote.
+	journaledBytes := func(before int) int {
+		n := 0
+		for _, r := range h.records[before:] {
+			for _, a := range r.args {
+				n += len(a)
+			}
+		}
+		return n
+	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	keys := []string{"a", "b", "c", "d"}
 	value := func() string {
@@ -139,8 +155,12 @@ func TestStringCommandsAgainstAModel(t *testing.T) {
 			h.do("GETSET", k, v)
 			model[k] = v
 		case 4:
+			before := len(h.records)
 			h.do("APPEND", k, v)
 			model[k] = old + v
+			if n := journaledBytes(before); n > len("APPEND")+len(k)+len(v)+len("KEEPTTL")+len("SET") {
+				t.Fatalf("step %d: APPEND of %d bytes to %d journaled %d bytes", step, len(v), len(old), n)
+			}
 		case 5:
 			if k != k2 && had {
 				h.do("COPY", k, k2, "REPLACE")
@@ -157,8 +177,12 @@ func TestStringCommandsAgainstAModel(t *testing.T) {
 			delete(model, k)
 		case 8:
 			if had && len(old) > 2 {
+				before := len(h.records)
 				h.do("SETRANGE", k, "1", "QQ")
 				model[k] = old[:1] + "QQ" + old[3:]
+				if n := journaledBytes(before); n > len("SETRANGE")+len(k)+len("1QQ") {
+					t.Fatalf("step %d: SETRANGE of 2 bytes in %d journaled %d bytes", step, len(old), n)
+				}
 			}
 		}
 		for _, key := range keys {
@@ -169,6 +193,25 @@ func TestStringCommandsAgainstAModel(t *testing.T) {
 			if got := h.do("GET", key); got != want {
 				t.Fatalf("step %d: GET %s = %s, want %s", step, key, got, want)
 			}
+		}
+	}
+
+	dst := newHarness(t)
+	dst.ks.Loading = true
+	for _, r := range h.records {
+		dst.selectDB(r.db)
+		if got := dst.do(r.args...); strings.HasPrefix(got, "(error)") {
+			t.Fatalf("replaying %q: %s", r.args, got)
+		}
+	}
+	dst.ks.Loading = false
+	for _, key := range keys {
+		want := "(nil)"
+		if s, ok := model[key]; ok {
+			want = q(s)
+		}
+		if got := dst.do("GET", key); got != want {
+			t.Fatalf("replayed: GET %s = %s, want %s", key, got, want)
 		}
 	}
 }

@@ -322,7 +322,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 func writeInfoWAL(kv func(string, any), infos []shardInfo) {
 	status := "ok"
 	var size, records, groups, bytes, syncs, errs, segs, unwritten int64
-	var poisoned []string
+	var poisoned, refused []string
 	var next, durable []string
 	for i, si := range infos {
 		wi := si.shard.WAL
@@ -334,8 +334,11 @@ func writeInfoWAL(kv func(string, any), infos []shardInfo) {
 		errs += wi.Stats.WriteErrors
 		segs += wi.Stats.Segments
 		unwritten += int64(wi.Unwritten)
-		if wi.LastErr != nil || wi.Poison != nil {
+		if wi.LastErr != nil || wi.Poison != nil || wi.AppendRefused != nil {
 			status = "err"
+		}
+		if wi.AppendRefused != nil {
+			refused = append(refused, fmt.Sprintf("shard %d: %v", i, wi.AppendRefused))
 		}
 		if wi.Poison != nil {
 			poisoned = append(poisoned, fmt.Sprintf("shard %d: %v", i, wi.Poison))
@@ -367,6 +370,13 @@ func writeInfoWAL(kv func(string, any), infos []shardInfo) {
 	kv("wal_poisoned", boolInt(len(poisoned) > 0))
 	if len(poisoned) > 0 {
 		kv("wal_poisoned_reason", strings.Join(poisoned, "; "))
+	}
+	// A latch: the WAL refused a record since the start (the write was
+	// refused before it changed anything), and aof_last_write_status stays
+	// err until restart so that a monitor polling INFO sees it.
+	kv("wal_append_refused", boolInt(len(refused) > 0))
+	if len(refused) > 0 {
+		kv("wal_append_refused_reason", strings.Join(refused, "; "))
 	}
 }
 

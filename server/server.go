@@ -70,6 +70,11 @@ type Server struct {
 	// sees the LOADING state for as long as it needs.
 	HoldBoot <-chan struct{}
 
+	// WALRecordLimit is the test-only record limit (moond
+	// --test-wal-record-limit): writes whose WAL record is larger are
+	// split into continuation records; 0 for the format's limit.
+	WALRecordLimit int
+
 	// The LOADING state (loading.go): true from Start until every shard
 	// loaded; the shards' progress; closed once the boot ended.
 	loading   atomic.Bool
@@ -283,6 +288,7 @@ func (s *Server) shardOptions(id int) shard.Options {
 		Tunables:        s.shardTunables,
 		Started:         s.started,
 		CrashAt:         s.CrashAt,
+		WALRecordLimit:  s.WALRecordLimit,
 	}
 	if s.HoldBoot != nil {
 		o.BootHold = func() {

@@ -81,7 +81,8 @@ func (s *Shard) start(b *bootState) error {
 	if err != nil {
 		return err
 	}
-	app := wal.NewAppender(wal.AppenderOptions{Shard: uint32(s.id), SegmentSize: s.o.WALSegmentSize, NextLSN: b.res.NextLSN, Prev: b.res.Tail})
+	app := wal.NewAppender(wal.AppenderOptions{Shard: uint32(s.id), SegmentSize: s.o.WALSegmentSize, NextLSN: b.res.NextLSN, Prev: b.res.Tail,
+		MaxRecordPayload: s.o.WALRecordLimit})
 	s.wal = wal.NewWriter(s.loop, s.be, app, s.walDir(), policy)
 	s.wal.OnProgress = s.walProgress
 	s.loop.BeforeWait(s.wal.Kick)

@@ -24,12 +24,15 @@ type Info struct {
 
 // WALInfo is the shard's WAL state.
 type WALInfo struct {
-	Enabled        bool
-	NextLSN        uint64
-	DurableLSN     uint64
-	Stats          WALStats
-	LastErr        error // the failed write being retried, or nil
-	Poison         error // the fdatasync failure that poisoned the shard, or nil
+	Enabled    bool
+	NextLSN    uint64
+	DurableLSN uint64
+	Stats      WALStats
+	LastErr    error // the failed write being retried, or nil
+	Poison     error // the fdatasync failure that poisoned the shard, or nil
+	// AppendRefused is the first record the WAL refused to take (a write
+	// refused before it ran), latched until restart; nil when none.
+	AppendRefused  error
 	Unwritten      int
 	RecoveredBytes int64 // WAL bytes replayed at boot
 	Policy         string
@@ -53,7 +56,7 @@ func (s *Shard) Info() Info {
 }
 
 func (s *Shard) walInfo() WALInfo {
-	wi := WALInfo{RecoveredBytes: s.walRecovered}
+	wi := WALInfo{RecoveredBytes: s.walRecovered, AppendRefused: s.appendRefused}
 	if s.wal == nil {
 		return wi
 	}

@@ -27,6 +27,9 @@ func (s *Shard) Misconf() string {
 			err = app.LastError()
 		}
 	}
+	if err == nil {
+		err = s.appendRefused
+	}
 	return "MISCONF Errors writing to the AOF file: " + strerror(err)
 }
 

@@ -41,6 +41,10 @@ type Options struct {
 
 	// CrashAt is the test-only crash hook (moond --test-crash-at).
 	CrashAt CrashPoint
+	// WALRecordLimit is the largest payload of one WAL record; a write's
+	// record above it is split into continuation records. 0 means the
+	// format's limit (wal.MaxPayload); tests lower it.
+	WALRecordLimit int
 
 	// WrapBackend, when set, wraps the backend the shard's storage I/O
 	// uses (tests inject faults with it).
@@ -85,6 +89,7 @@ type Shard struct {
 	replayFailures  int64       // records whose replay answered an error
 	replayedData    int64       // data records replayed at boot
 	refusing        bool        // writes get MISCONF (refusal.go)
+	appendRefused   error       // the first append the WAL refused, latched (log.go)
 	walLoggedErr    bool        // a write failure was logged and not yet its recovery
 	walLoggedPoison bool
 	held            []heldReply // replies waiting for the WAL (ack.go)
@@ -183,7 +188,7 @@ func (s *Shard) Keyspace() *keyspace.Keyspace { return s.ks }
 // commands are refused with MISCONF, as Redis refuses them when its AOF
 // cannot be written. spec is keyspace.Lookup(args[0]) (nil when unknown).
 func (s *Shard) Exec(cl *keyspace.Client, spec *keyspace.CommandSpec, args [][]byte, out *resp.Writer) uint64 {
-	if s.refusing && isWriteCommand(spec) {
+	if isWriteCommand(spec) && (s.refusing || s.canLog() != nil) {
 		out.Error(s.Misconf())
 		return 0
 	}

@@ -17,12 +17,10 @@ import (
 	goruntime "runtime"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/moond-db/moond/persistence/wal"
 	"github.com/moond-db/moond/server"
 	"github.com/moond-db/moond/server/config"
-	"github.com/moond-db/moond/shard"
 	"github.com/moond-db/moond/uring"
 )
 
@@ -48,12 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 	}
-	args, crashAt, err := takeCrashFlag(args)
-	if err != nil {
-		fmt.Fprintf(stderr, "moond: configuration error: %v\n", err)
-		return exitConfig
-	}
-	args, holdPath, err := takeHoldFlag(args)
+	args, tf, err := takeTestFlags(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "moond: configuration error: %v\n", err)
 		return exitConfig
@@ -78,10 +71,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	srv := server.New(cfg, log)
-	srv.CrashAt = crashAt
-	if holdPath != "" {
-		srv.HoldBoot = holdUntilExists(holdPath)
+	srv.CrashAt = tf.crashAt
+	if tf.holdPath != "" {
+		srv.HoldBoot = holdUntilExists(tf.holdPath)
 	}
+	srv.WALRecordLimit = tf.walRecordLimit
 	if err := srv.Start(); err != nil {
 		return startFailed(log, stderr, err)
 	}
@@ -170,79 +164,4 @@ Options are named like redis.conf directives (--port, --bind, --dir, --requirepa
   --checkpoint-timeout S  seconds between checkpoints
   --max-wal-size BYTES    WAL size that triggers a checkpoint
   --wal-salvage           boot past a damaged WAL segment, reporting what was skipped`)
-}
-
-// takeCrashFlag removes the test-only --test-crash-at STEP[@N] flag from
-// args: the process kills itself with SIGKILL at checkpoint step STEP of
-// the N-th checkpoint a shard begins (default 1). The end-to-end tests use
-// it to crash inside a checkpoint on purpose; it is not a configuration
-// parameter (CONFIG GET does not know it).
-func takeCrashFlag(args []string) ([]string, shard.CrashPoint, error) {
-	var cp shard.CrashPoint
-	out := args[:0:0]
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		v, ok := strings.CutPrefix(a, "--test-crash-at=")
-		if !ok && a == "--test-crash-at" {
-			if i+1 == len(args) {
-				return nil, cp, errors.New("--test-crash-at needs a step")
-			}
-			i++
-			v, ok = args[i], true
-		}
-		if !ok {
-			out = append(out, a)
-			continue
-		}
-		var err error
-		if cp, err = shard.ParseCrashPoint(v); err != nil {
-			return nil, cp, fmt.Errorf("--test-crash-at: %w", err)
-		}
-	}
-	return out, cp, nil
-}
-
-// takeHoldFlag removes the test-only --test-hold-boot PATH flag from args:
-// every shard's boot waits after its heap load, before its WAL replay,
-// until the file PATH exists. The end-to-end tests use it to see the
-// LOADING state for as long as they need; like --test-crash-at it is not a
-// configuration parameter.
-func takeHoldFlag(args []string) ([]string, string, error) {
-	var path string
-	out := args[:0:0]
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		v, ok := strings.CutPrefix(a, "--test-hold-boot=")
-		if !ok && a == "--test-hold-boot" {
-			if i+1 == len(args) {
-				return nil, "", errors.New("--test-hold-boot needs a path")
-			}
-			i++
-			v, ok = args[i], true
-		}
-		if !ok {
-			out = append(out, a)
-			continue
-		}
-		if v == "" {
-			return nil, "", errors.New("--test-hold-boot needs a path")
-		}
-		path = v
-	}
-	return out, path, nil
-}
-
-// holdUntilExists returns a channel closed once the file path exists.
-func holdUntilExists(path string) <-chan struct{} {
-	ch := make(chan struct{})
-	go func() {
-		defer close(ch)
-		for {
-			if _, err := os.Stat(path); err == nil {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
-	return ch
 }

@@ -19,8 +19,11 @@ const MinSegmentSize = SegmentHeaderSize + RecordOverhead + sealRecordSize
 const maxSpareBuffer = 4 << 20
 
 var (
-	// ErrRecordTooLarge is returned for a payload above MaxPayload.
+	// ErrRecordTooLarge is returned for a checkpoint payload above the
+	// record limit (data records are split instead).
 	ErrRecordTooLarge = errors.New("wal: record payload exceeds the maximum")
+	// errLSNSpace: the LSNs are spent (not in this universe's lifetime).
+	errLSNSpace = errors.New("wal: LSN space exhausted")
 	// ErrPoisoned is returned by every append after Poison: an fsync of the
 	// log failed, so no later fsync can be trusted to have made anything
 	// durable (fsyncgate). Errors wrap both this and the original cause.
@@ -39,6 +42,10 @@ type AppenderOptions struct {
 	// Prev is the sealed segment this log continues (Recover's Tail); the
 	// zero link for a new log.
 	Prev ChainLink
+	// MaxRecordPayload is the largest payload of one record (MaxPayload
+	// when zero): a data record above it is split into continuation
+	// records (continuation.go). Tests lower it to split small records.
+	MaxRecordPayload int
 }
 
 // Group is a run of encoded records bound for one place in one segment file.
@@ -95,6 +102,7 @@ func (g *Group) End() int64 { return g.Offset + int64(len(g.Buf)) }
 type Appender struct {
 	shard   uint32
 	segSize int64
+	maxPart int // the largest payload of one record (MaxRecordPayload)
 
 	next    uint64 // next LSN to assign
 	written uint64 // every LSN <= written is written
@@ -127,9 +135,17 @@ func NewAppender(o AppenderOptions) *Appender {
 	if size < MinSegmentSize {
 		panic(fmt.Sprintf("wal: segment size %d below the minimum %d", size, MinSegmentSize))
 	}
+	part := o.MaxRecordPayload
+	if part == 0 {
+		part = MaxPayload
+	}
+	if part < 1 || part > MaxPayload {
+		panic(fmt.Sprintf("wal: record payload limit %d outside [1, %d]", part, MaxPayload))
+	}
 	a := &Appender{
 		shard:   o.Shard,
 		segSize: size,
+		maxPart: part,
 		next:    o.NextLSN,
 		written: o.NextLSN - 1,
 		durable: o.NextLSN - 1,
@@ -186,40 +202,79 @@ func (a *Appender) Poison(err error) {
 }
 
 // Append encodes a record of type typ (data or checkpoint; seals are the
-// Appender's own) and returns its LSN.
+// Appender's own) and returns its LSN. A data payload larger than the
+// record limit is split into continuation records, and the LSN returned
+// is the last part's, the logical record's; a checkpoint payload must fit
+// in one record.
 func (a *Appender) Append(typ RecordType, payload []byte) (uint64, error) {
 	if typ != RecordData && typ != RecordCheckpoint {
 		return 0, fmt.Errorf("wal: cannot append a record of type %v", typ)
 	}
-	if len(payload) > MaxPayload {
-		return 0, fmt.Errorf("%w: %d bytes", ErrRecordTooLarge, len(payload))
+	if len(payload) > a.maxPart && typ != RecordData {
+		return 0, fmt.Errorf("%w: %v record of %d bytes", ErrRecordTooLarge, typ, len(payload))
 	}
-	g, lsn, err := a.reserve(RecordSize(len(payload)))
+	size, records := splitSize(len(payload), a.maxPart)
+	g, lsn, err := a.reserve(size, records)
 	if err != nil {
 		return 0, err
 	}
-	g.Buf = AppendRecord(g.Buf, lsn, typ, payload)
-	a.digest = digestRecord(a.digest, g.Buf)
-	return lsn, nil
+	if records == 1 {
+		g.Buf = AppendRecord(g.Buf, lsn, typ, payload)
+		a.digest = digestRecord(a.digest, g.Buf)
+		return lsn, nil
+	}
+	growFor(g, size)
+	w := partWriter{a: a}
+	w.begin(g, typ, lsn, len(payload))
+	w.write(payload)
+	return w.end(), nil
 }
 
 // AppendCommand encodes a data record holding the command (see
-// EncodeCommand) straight into the group buffer and returns its LSN.
+// EncodeCommand) straight into the group buffer and returns its LSN. A
+// command larger than the record limit is split into continuation records,
+// encoded in place all the same; its LSN is the last part's.
 func (a *Appender) AppendCommand(db int, args [][]byte) (uint64, error) {
 	n := CommandSize(db, args)
-	if n > MaxPayload {
-		return 0, fmt.Errorf("%w: %d bytes", ErrRecordTooLarge, n)
-	}
-	g, lsn, err := a.reserve(RecordSize(n))
+	size, records := splitSize(n, a.maxPart)
+	g, lsn, err := a.reserve(size, records)
 	if err != nil {
 		return 0, err
 	}
-	start := len(g.Buf)
-	g.Buf = appendRecordHeader(g.Buf, lsn, RecordData, n)
-	g.Buf = AppendCommand(g.Buf, db, args)
-	g.Buf = finishRecord(g.Buf, start)
-	a.digest = digestRecord(a.digest, g.Buf)
-	return lsn, nil
+	if records == 1 {
+		start := len(g.Buf)
+		g.Buf = appendRecordHeader(g.Buf, lsn, RecordData, n)
+		g.Buf = AppendCommand(g.Buf, db, args)
+		g.Buf = finishRecord(g.Buf, start)
+		a.digest = digestRecord(a.digest, g.Buf)
+		return lsn, nil
+	}
+	if db < 0 || len(args) == 0 {
+		panic(fmt.Sprintf("wal: command for db %d with %d arguments", db, len(args)))
+	}
+	growFor(g, size)
+	w := partWriter{a: a}
+	w.begin(g, RecordData, lsn, n)
+	w.uvarint(uint64(db))
+	w.uvarint(uint64(len(args)))
+	for _, arg := range args {
+		w.uvarint(uint64(len(arg)))
+		w.write(arg)
+	}
+	return w.end(), nil
+}
+
+// CanAppend returns the error the next append would fail with whatever its
+// size, or nil: a caller that must not change anything it cannot log asks
+// before it changes it.
+func (a *Appender) CanAppend() error {
+	if a.poison != nil {
+		return a.poisonedErr()
+	}
+	if a.next >= math.MaxUint64-1-1<<32 {
+		return errLSNSpace
+	}
+	return nil
 }
 
 // Seal ends the current segment with a seal record, as for a clean
@@ -241,29 +296,30 @@ func (a *Appender) poisonedErr() error {
 	return fmt.Errorf("%w: %w", ErrPoisoned, a.poison)
 }
 
-// reserve assigns the next LSN to a record of size bytes, sealing the
-// current segment first when the record and a seal would not fit in it, and
-// returns the group the caller must append exactly those bytes to.
-func (a *Appender) reserve(size int) (*Group, uint64, error) {
-	if a.poison != nil {
-		return nil, 0, a.poisonedErr()
+// reserve assigns the next records LSNs to records of size bytes in all
+// (the parts of one logical record, or one record), sealing the current
+// segment first when they and a seal would not fit in it, and returns the
+// group the caller must append exactly those bytes to and the first LSN.
+// The parts of a split record always share one segment and one group.
+func (a *Appender) reserve(size, records int) (*Group, uint64, error) {
+	if err := a.CanAppend(); err != nil {
+		return nil, 0, err
 	}
-	// Room for this record, the seal that must follow it and the seal's LSN.
-	if a.next >= math.MaxUint64-1 {
-		return nil, 0, errors.New("wal: LSN space exhausted")
-	}
+	// Room for these records, the seal that must follow them and the
+	// seal's LSN: CanAppend leaves 2^32 LSNs, more than any record splits
+	// into.
 	if a.segOff > SegmentHeaderSize && a.segOff+int64(size)+sealRecordSize > a.segSize {
 		a.seal(SealRotate)
 	}
 	g := a.open()
 	lsn := a.next
-	a.next++
+	a.next += uint64(records)
 	a.segOff += int64(size)
 	if g.Records == 0 {
 		g.FirstLSN = lsn
 	}
-	g.LastLSN = lsn
-	g.Records++
+	g.LastLSN = a.next - 1
+	g.Records += records
 	return g, lsn, nil
 }
 

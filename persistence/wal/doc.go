@@ -42,7 +42,8 @@
 //	offset  size field
 //	     0     4 L: payload length in bytes (at most MaxPayload, 513 MiB)
 //	     4     8 LSN
-//	    12     1 type: 1 data, 2 checkpoint, 3 seal; 0 and 4..255 invalid
+//	    12     1 type: 1 data, 2 checkpoint, 3 seal, 4 part; 0 and 5..255
+//	             invalid
 //	    13     L payload
 //	  13+L     4 CRC-32C (Castagnoli) of bytes 0..12+L: length, LSN, type
 //	             and payload
@@ -67,6 +68,28 @@
 // (another copy of the data directory, say) breaks the chain.
 //
 // Checkpoint payload: defined by the checkpoint package.
+//
+// # Continuation records (split logical records)
+//
+// A data record whose payload exceeds the record limit (MaxPayload, or
+// less when the writer is configured so) is split into parts: records with
+// consecutive LSNs, all in one segment and appended together, each at most
+// the limit. Every part but the last has type 4 (part); the last has type
+// 1 (data) and ends the logical record. The payloads concatenated, in LSN
+// order, are the logical record's payload. Each part is an ordinary record
+// with its own length, LSN and CRC, and is folded into the segment digest
+// like any other. The logical record's LSN is its last part's: it is
+// acknowledged and replayed at that LSN, as one record. So a logical record
+// has no size limit below what memory holds (Redis's proto-max-bulk-len
+// times the arguments fits), and one that fits in one record is encoded
+// exactly as before.
+//
+// A part may be followed only by the next part, or by the end of the
+// valid prefix (a torn tail) or a recovery seal (the seal recovery wrote
+// after cutting such a tail). A checkpoint record or a rotate or shutdown
+// seal after a part is corruption. A run of parts that never reaches its
+// last part was torn by a crash: recovery drops the whole logical record
+// (it was never acknowledged, since its LSN is the missing last part's).
 //
 // # Segment invariants
 //

@@ -144,6 +144,7 @@ func ScanSegment(r io.ReaderAt, size int64, opts ScanOptions) (ScanResult, error
 	res.LastLSN = h.FirstLSN - 1
 
 	off := int64(SegmentHeaderSize)
+	partOpen := false // the last record was a RecordPart (continuation.go)
 	for {
 		if off == size {
 			res.Stop, res.Offset = StopEOF, off
@@ -164,6 +165,13 @@ func ScanSegment(r io.ReaderAt, size int64, opts ScanOptions) (ScanResult, error
 			return res, w.corrupt(&res, off, rec.LSN,
 				fmt.Errorf("%w: LSN %d where %d was expected", ErrLSNOrder, rec.LSN, res.LastLSN+1))
 		}
+		// Only the next part, or a recovery seal over a torn run, may
+		// follow a part: the writer appends nothing else in between.
+		if partOpen && (rec.Type == RecordCheckpoint ||
+			rec.Type == RecordSeal && len(rec.Payload) > 0 && SealReason(rec.Payload[0]) != SealRecovery) {
+			return res, w.corrupt(&res, off, rec.LSN, fmt.Errorf("%w: %v record at LSN %d", ErrPartOrder, rec.Type, rec.LSN))
+		}
+		partOpen = rec.Type == RecordPart
 		var seal Seal
 		if rec.Type == RecordSeal {
 			if seal, err = DecodeSeal(rec.Payload); err != nil {

@@ -44,9 +44,14 @@ const (
 	// RecordSeal ends a segment: nothing may follow it in the file, and the
 	// next segment's header names its LSN and CRC. Payload: see Seal.
 	RecordSeal RecordType = 3
+	// RecordPart is a part, not the last, of a logical record too large for
+	// one record (see continuation.go): its payload is the first bytes of
+	// the logical record's payload, which the next records continue. The
+	// last part has the logical record's own type (data) and ends it.
+	RecordPart RecordType = 4
 
-	// Types 4..255 are reserved for later formats (full-page images, ...).
-	maxRecordType = RecordSeal
+	// Types 5..255 are reserved for later formats.
+	maxRecordType = RecordPart
 )
 
 // Valid reports whether t is a type this version of the format defines.
@@ -60,6 +65,8 @@ func (t RecordType) String() string {
 		return "checkpoint"
 	case RecordSeal:
 		return "seal"
+	case RecordPart:
+		return "part"
 	}
 	return fmt.Sprintf("RecordType(%d)", uint8(t))
 }

@@ -330,10 +330,17 @@ func (r *recovery) segment(s segFile, first, last bool, segs []segFile, i int) e
 	}
 
 	base := r.res.Bytes
+	// The parts of a split record are in one segment; a run still open
+	// when the segment ends was torn and is dropped with the tail.
+	var parts Joiner
 	res, err := ScanSegment(f, size, ScanOptions{Visit: func(rec Record, off int64) error {
 		r.res.Records++
 		r.res.Bytes = base + off + int64(rec.Size())
-		if rec.Type != RecordSeal && rec.LSN >= r.o.Redo && r.o.Apply != nil {
+		rec, whole, err := parts.Add(rec)
+		if err != nil {
+			return fmt.Errorf("wal: segment %s at offset %d: %w", s.path, off, err)
+		}
+		if whole && rec.LSN >= r.o.Redo && r.o.Apply != nil {
 			if err := r.o.Apply(rec.LSN, rec.Type, rec.Payload); err != nil {
 				return fmt.Errorf("wal: apply LSN %d from %s: %w", rec.LSN, s.path, err)
 			}

@@ -12,11 +12,13 @@ import (
 type SyncWriterOptions struct {
 	FS  vfs.FS // vfs.Default when nil
 	Dir string // the shard's WAL directory, <shard dir>/wal
-	// Shard, SegmentSize, NextLSN and Prev are as in AppenderOptions.
-	Shard       uint32
-	SegmentSize int64
-	NextLSN     uint64
-	Prev        ChainLink
+	// Shard, SegmentSize, NextLSN, Prev and MaxRecordPayload are as in
+	// AppenderOptions.
+	Shard            uint32
+	SegmentSize      int64
+	NextLSN          uint64
+	Prev             ChainLink
+	MaxRecordPayload int
 }
 
 // SyncWriter is the synchronous reference writer: it buffers records in an
@@ -78,7 +80,8 @@ func OpenSyncWriter(o SyncWriterOptions) (*SyncWriter, error) {
 			return nil, err
 		}
 	}
-	app := NewAppender(AppenderOptions{Shard: o.Shard, SegmentSize: o.SegmentSize, NextLSN: o.NextLSN, Prev: o.Prev})
+	app := NewAppender(AppenderOptions{Shard: o.Shard, SegmentSize: o.SegmentSize, NextLSN: o.NextLSN, Prev: o.Prev,
+		MaxRecordPayload: o.MaxRecordPayload})
 	return &SyncWriter{fs: fs, dir: o.Dir, app: app}, nil
 }
 
