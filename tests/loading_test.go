@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestLoadingStateWhileShardsRecover restarts moond on a data set with a
@@ -77,7 +78,13 @@ func TestLoadingStateWhileShardsRecover(t *testing.T) {
 				}
 			}
 			r := conns[0]
+			// The shards reach the hold once their heaps are loaded; INFO
+			// may be asked before they all did.
 			info := r.info("persistence")
+			for deadline := time.Now().Add(20 * time.Second); infoTextInt(t, info, "loading_loaded_bytes") <= 0 && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+				info = r.info("persistence")
+			}
 			for _, want := range []string{"loading:1", "async_loading:0", "loading_start_time:", "loading_total_bytes:",
 				"loading_rdb_used_mem:0", "loading_loaded_bytes:", "loading_loaded_perc:", "loading_eta_seconds:"} {
 				if !strings.Contains(info, "\r\n"+want) {
