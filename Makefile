@@ -26,12 +26,13 @@ test: deps lint portable unit race fuzz-short test-long
 deps: apt-deps $(STATICCHECK)
 	$(GO) mod download
 
-# Debian packages the end-to-end tests drive (redis-cli, redis-benchmark).
+# Debian packages the end-to-end tests and benchmarks drive (redis-cli,
+# redis-benchmark; redis-server to compare against).
 apt-deps:
-	@if ! command -v redis-cli >/dev/null || ! command -v redis-benchmark >/dev/null; then \
-		echo "installing redis-tools"; \
+	@if ! command -v redis-cli >/dev/null || ! command -v redis-benchmark >/dev/null || ! command -v redis-server >/dev/null; then \
+		echo "installing redis-tools and redis-server"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q redis-tools; \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q redis-tools redis-server; \
 	fi
 
 $(STATICCHECK):

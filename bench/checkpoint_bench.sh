@@ -10,6 +10,9 @@
 #      and while checkpoints run: before each such run every key is made
 #      dirty and BGSAVE starts one, and checkpoint-timeout is 1 s so that
 #      the SET run's own writes keep them coming.
+#   2b. The same data set loaded by moond (SAVE, SHUTDOWN, start: the heap
+#      alone) and by redis-server (SAVE, SHUTDOWN, start: its RDB), each
+#      pinned to SERVER_CPU, timed from launch until loading:0.
 #   3. A checkpoint over cold pages: COLD_PAGES pages of keys (two keys of
 #      1800 bytes a page), SAVE, kill -9, restart (boot caches no page),
 #      DEL every key, and the time of the BGSAVE that frees them all: each
@@ -63,7 +66,9 @@ start() { # DIR ARGS...: start moond and wait until it answers
 	taskset -c "$SERVER_CPU" "$MOOND_BIN" --port "$PORT" --dir "$dir" --shards 1 --io-backend "$IO_BACKEND" "$@" >>"$dir.log" 2>&1 &
 	PID=$!
 	deadline=$(($(now_us) + 900 * 1000000))
-	until [ "$(cli PING 2>/dev/null)" = PONG ]; do
+	# moond listens while it loads (PING answers, data commands get
+	# LOADING): ready is loading:0.
+	until [ "$(cli PING 2>/dev/null)" = PONG ] && [ "$(info loading)" = 0 ]; do
 		kill -0 "$PID" 2>/dev/null || die "moond exited: $(tail -n 5 "$dir.log")"
 		(($(now_us) < deadline)) || die "moond not ready"
 		sleep 0.005
@@ -127,6 +132,48 @@ for ((i = 0; i < RUNS; i++)); do
 	kill9
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+# ------------------------------------------------------------ against redis
+# The same keys loaded by both servers, on the same CPU, in turns.
+log "restart against redis-server: $KEYSPACE keys"
+start "$D" "${quiet[@]}"
+cli SAVE >/dev/null
+cli SHUTDOWN >/dev/null 2>&1 || true
+wait "$PID" 2>/dev/null || true
+PID=""
+RD=$WORK/redis
+mkdir -p "$RD"
+redis_start() {
+	taskset -c "$SERVER_CPU" redis-server --port "$PORT" --dir "$RD" --save '' --appendonly no --logfile "$RD.log" &
+	PID=$!
+	local deadline=$(($(now_us) + 900 * 1000000))
+	until [ "$(cli PING 2>/dev/null)" = PONG ] && [ "$(info loading)" = 0 ]; do
+		kill -0 "$PID" 2>/dev/null || die "redis-server exited: $(tail -n 5 "$RD.log")"
+		(($(now_us) < deadline)) || die "redis-server not ready"
+		sleep 0.005
+	done
+}
+redis_start
+preload "$KEYSPACE"
+cli SAVE >/dev/null
+cli SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+wait "$PID" 2>/dev/null || true
+moond_load=() redis_load=() load_ratio=()
+for ((i = 0; i < RUNS; i++)); do
+	timed_restart "$D" "${quiet[@]}"
+	moond_load+=("$ELAPSED")
+	moond_keys=$(cli DBSIZE)
+	cli SHUTDOWN >/dev/null 2>&1 || true
+	wait "$PID" 2>/dev/null || true
+	t=$(now_us)
+	redis_start
+	redis_load+=("$(awk -v us=$(($(now_us) - t)) 'BEGIN { printf "%.2f", us / 1e6 }')")
+	redis_keys=$(cli DBSIZE)
+	cli SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+	wait "$PID" 2>/dev/null || true
+	PID=""
+	load_ratio+=("$(awk -v a="${moond_load[$i]}" -v b="${redis_load[$i]}" 'BEGIN { printf "%.2f", a / b }')")
+done
 
 # ------------------------------------------------------------ latency
 bench() { # TEST: "rps p50 p99" of one redis-benchmark run
@@ -194,6 +241,11 @@ done
 	echo "|---|---:|---:|"
 	echo "| whole WAL (no checkpoint ever ran) | $(median "${full[@]}") | $full_records |"
 	echo "| heap + WAL tail (SAVE, then $TAIL SETs) | $(median "${tail_t[@]}") | $tail_records |"
+	echo
+	echo "| load $KEYSPACE keys of $DATA_SIZE bytes after SAVE and SHUTDOWN, same CPU, in turns | moond s | redis-server s | moond/redis per round (median, range) | keys (moond, redis) |"
+	echo "|---|---:|---:|---:|---:|"
+	echo "| heap (moond), RDB (redis-server) | $(median "${moond_load[@]}") | $(median "${redis_load[@]}") |" \
+		"$(median "${load_ratio[@]}") ($(printf '%s\n' "${load_ratio[@]}" | sort -n | head -1)–$(printf '%s\n' "${load_ratio[@]}" | sort -n | tail -1)) | $moond_keys, $redis_keys |"
 	echo
 	echo "| -P 1, -c $CLIENTS, -r $KEYSPACE | rps | p50 ms | p99 ms | checkpoints finished during the run |"
 	echo "|---|---:|---:|---:|---:|"
