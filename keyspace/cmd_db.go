@@ -114,6 +114,7 @@ func (ks *Keyspace) IdentityDBMap() bool {
 // permutation of 0 .. NumDBs()-1; otherwise nothing changes and the error
 // says what is wrong.
 func (ks *Keyspace) SetDBMap(m []int) error {
+	ks.mustBeFlushed("SetDBMap")
 	n := len(ks.dbs)
 	if len(m) != n {
 		return fmt.Errorf("keyspace: database map of %d databases, but the server has %d (--databases)", len(m), n)

@@ -53,6 +53,9 @@ type loadState struct {
 	client  Client
 	args    [][]byte
 	victims []string
+	// QueueRecord's batch, and the superseded versions FlushLoad found.
+	pending    []pendingRecord
+	superseded []heap.RecordID
 }
 
 // BeginLoad starts a recovery whose redo point is redo: Loading and
@@ -111,10 +114,111 @@ func (ks *Keyspace) LoadRecord(r *heap.ScanRecord) (superseded heap.RecordID, du
 	return ks.loadRecord(hk, r.ID, r.Head, val)
 }
 
+// QueueRecord is LoadRecord for a whole heap: records are decoded at once
+// and put in their tables loadBatch at a time (FlushLoad), so that the
+// cache misses of finding their places overlap instead of coming one after
+// the other (see FlushLoad). The versions newer records superseded are
+// collected for Superseded. Replay, SetDBMap and EndLoad require that
+// FlushLoad ran after the last QueueRecord.
+func (ks *Keyspace) QueueRecord(r *heap.ScanRecord) error {
+	hk, err := r.Key()
+	if err != nil {
+		return fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
+	}
+	val, err := r.AppendValue(ks.load.buf[:0])
+	if err != nil {
+		return fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
+	}
+	if cap(val) <= 1<<20 {
+		ks.load.buf = val
+	}
+	p, err := ks.prepareRecord(hk, r.ID, r.Head, val)
+	if err != nil {
+		return err
+	}
+	ks.load.pending = append(ks.load.pending, p)
+	if len(ks.load.pending) == loadBatch {
+		return ks.FlushLoad()
+	}
+	return nil
+}
+
+// loadBatch is how many records FlushLoad places together: enough for the
+// processor to have many misses in flight, few enough that the slots read
+// ahead are still cached when their records are placed.
+const loadBatch = 32
+
+// FlushLoad places the records QueueRecord holds. It first reads, for
+// every record, the home slot its key would take (a loop with no
+// dependence between iterations, so the misses overlap), then places them
+// one by one into what is now cached.
+func (ks *Keyspace) FlushLoad() error {
+	pend := ks.load.pending
+	var sink uint64
+	for i := range pend {
+		p := &pend[i]
+		s := &p.d.keys.segs[p.d.keys.segIndex(p.h)]
+		if m := len(s.slots); m > 0 {
+			sink += s.slots[home(p.h, m)].kw
+		}
+	}
+	ks.pfSink += sink
+	var err error
+	for i := range pend {
+		sup, dup, perr := ks.placeRecord(&pend[i])
+		if perr != nil && err == nil {
+			err = perr
+		}
+		if dup {
+			ks.load.superseded = append(ks.load.superseded, sup)
+		}
+	}
+	clear(pend)
+	ks.load.pending = pend[:0]
+	return err
+}
+
+// Superseded returns the heap records that FlushLoad found superseded by
+// newer versions of their keys (see LoadRecord), and forgets them.
+func (ks *Keyspace) Superseded() []heap.RecordID {
+	out := ks.load.superseded
+	ks.load.superseded = nil
+	return out
+}
+
+// mustBeFlushed asserts that no queued record waits for FlushLoad.
+func (ks *Keyspace) mustBeFlushed(what string) {
+	if len(ks.load.pending) > 0 {
+		panic(fmt.Sprintf("keyspace: %s with %d heap records queued and not flushed", what, len(ks.load.pending)))
+	}
+}
+
 // loadRecord is LoadRecord of a record already read.
 func (ks *Keyspace) loadRecord(hk []byte, id heap.RecordID, head heap.RecordHead, val []byte) (heap.RecordID, bool, error) {
-	fail := func(err error) (heap.RecordID, bool, error) {
-		return heap.RecordID{}, false, fmt.Errorf("keyspace: heap record %v: %w", id, err)
+	p, err := ks.prepareRecord(hk, id, head, val)
+	if err != nil {
+		return heap.RecordID{}, false, err
+	}
+	return ks.placeRecord(&p)
+}
+
+// pendingRecord is a heap record decoded and not yet in its table: its
+// database, the key's hash, the key as the table keeps it, and the value.
+type pendingRecord struct {
+	d    *db
+	phys int
+	h    uint64
+	key  string
+	v    value
+	head heap.RecordHead
+	id   heap.RecordID
+}
+
+// prepareRecord decodes a record: everything LoadRecord does before it
+// touches a table.
+func (ks *Keyspace) prepareRecord(hk []byte, id heap.RecordID, head heap.RecordHead, val []byte) (pendingRecord, error) {
+	fail := func(err error) (pendingRecord, error) {
+		return pendingRecord{}, fmt.Errorf("keyspace: heap record %v: %w", id, err)
 	}
 	if id.File == 0 {
 		return fail(errors.New("record id names file 0"))
@@ -131,10 +235,19 @@ func (ks *Keyspace) loadRecord(hk []byte, id heap.RecordID, head heap.RecordHead
 		return fail(err)
 	}
 	d := ks.pdbs[phys]
-	h := d.keys.hash(key)
+	return pendingRecord{d: d, phys: phys, h: d.keys.hash(key), key: string(key), v: v, head: head, id: id}, nil
+}
+
+// placeRecord puts a prepared record in its table (see LoadRecord).
+func (ks *Keyspace) placeRecord(pr *pendingRecord) (heap.RecordID, bool, error) {
+	fail := func(err error) (heap.RecordID, bool, error) {
+		return heap.RecordID{}, false, fmt.Errorf("keyspace: heap record %v: %w", pr.id, err)
+	}
+	d, phys, h, v, head, id := pr.d, pr.phys, pr.h, pr.v, pr.head, pr.id
+	key := unsafeBytes(pr.key)
 	sl := d.keys.find(h, key)
 	if sl == nil {
-		sl = ks.insertKey(d, h, key, "", v)
+		sl = ks.insertKey(d, h, key, pr.key, v)
 		if head.Expiry != 0 {
 			setExpiryRaw(d, h, sl, head.Expiry)
 		}
@@ -155,6 +268,7 @@ func (ks *Keyspace) loadRecord(hk []byte, id heap.RecordID, head heap.RecordHead
 		if ks.load.headLSN == nil {
 			return fail(fmt.Errorf("key %q of database %d found twice and no way to read the key LSN of %v", key, phys, oldID))
 		}
+		var err error
 		if oldLSN, err = ks.load.headLSN(oldID); err != nil {
 			return fail(fmt.Errorf("key LSN of the other version %v: %w", oldID, err))
 		}
@@ -181,6 +295,7 @@ func (ks *Keyspace) loadRecord(hk []byte, id heap.RecordID, head heap.RecordHead
 // EndLoad ends the recovery: the boot map is dropped and Loading cleared.
 // The keys that replay changed stay dirty; the others are clean.
 func (ks *Keyspace) EndLoad() {
+	ks.mustBeFlushed("EndLoad")
 	ks.Loading = false
 	ks.load = loadState{}
 }
@@ -231,6 +346,7 @@ func (ks *Keyspace) newerThan(lsn uint64, dbi int, k string) bool {
 // legacy RENAME, COPY or MOVE that reads a key the heap holds at a later
 // LSN than the record and writes one it holds earlier).
 func (ks *Keyspace) Replay(lsn uint64, db int, args [][]byte, w ReplyWriter) {
+	ks.mustBeFlushed("Replay")
 	if len(args) == 0 {
 		w.Error("ERR empty WAL record")
 		return

@@ -50,6 +50,13 @@ func writeHeap(t *testing.T, dir string, files []uint32, recs ...heap.Record) ([
 // LoadRecord needed headLSN.
 func bootHeap(t *testing.T, ks *Keyspace, dir string, files []uint32, redo uint64) ([]heap.RecordID, int) {
 	t.Helper()
+	return bootHeapWith(t, ks, dir, files, redo, false)
+}
+
+// bootHeapWith is bootHeap through LoadRecord, or (queued) through
+// QueueRecord and FlushLoad, as the shard's boot loads.
+func bootHeapWith(t *testing.T, ks *Keyspace, dir string, files []uint32, redo uint64, queued bool) ([]heap.RecordID, int) {
+	t.Helper()
 	var readers []*heap.File
 	defer func() {
 		for _, f := range readers {
@@ -71,6 +78,9 @@ func bootHeap(t *testing.T, ks *Keyspace, dir string, files []uint32, redo uint6
 	var superseded []heap.RecordID
 	h, err := heap.Open(heap.Options{Dir: dir, Files: files, Cache: heap.NewCache(1 << 20), ReadMisses: true,
 		OnRecord: func(r *heap.ScanRecord) error {
+			if queued {
+				return ks.QueueRecord(r)
+			}
 			sup, dup, err := ks.LoadRecord(r)
 			if dup {
 				superseded = append(superseded, sup)
@@ -81,6 +91,12 @@ func bootHeap(t *testing.T, ks *Keyspace, dir string, files []uint32, redo uint6
 		t.Fatal(err)
 	}
 	h.Close()
+	if queued {
+		if err := ks.FlushLoad(); err != nil {
+			t.Fatal(err)
+		}
+		superseded = ks.Superseded()
+	}
 	return superseded, heads
 }
 
@@ -866,4 +882,36 @@ func maps(m map[heap.RecordID]heap.Record) map[heap.RecordID]heap.Record {
 		c[k] = v
 	}
 	return c
+}
+
+// The shard loads through QueueRecord and FlushLoad, in batches: the same
+// keys, values, locations and superseded versions as LoadRecord, with the
+// two versions of a key in one batch or in two.
+func TestQueuedLoadIsLoadRecordInBatches(t *testing.T) {
+	dir := t.TempDir()
+	var recs []heap.Record
+	for i := range 3*loadBatch + 5 {
+		j := i % (2 * loadBatch) // past 2*loadBatch: second versions
+		recs = append(recs, rec(j%3, fmt.Sprint("k", j), fmt.Sprint("v", i), uint64(i+1), 0))
+	}
+	_, files := writeHeap(t, dir, nil, recs...)
+	load := func(queued bool) ([]string, []string) {
+		ks := NewKeyspace(16, func() int64 { return startClock })
+		sup, _ := bootHeapWith(t, ks, dir, files, 1, queued)
+		ks.EndLoad()
+		var s []string
+		for _, id := range sup {
+			s = append(s, id.String())
+		}
+		slices.Sort(s)
+		return dumpAll(ks, startClock), s
+	}
+	keys, sup := load(false)
+	qkeys, qsup := load(true)
+	if !slices.Equal(keys, qkeys) || !slices.Equal(sup, qsup) {
+		t.Fatalf("queued load: keys %q superseded %q\nLoadRecord: keys %q superseded %q", qkeys, qsup, keys, sup)
+	}
+	if len(sup) == 0 {
+		t.Fatal("no version superseded: the test tests nothing")
+	}
 }

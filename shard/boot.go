@@ -96,7 +96,6 @@ func (s *Shard) start(b *bootState) error {
 // checkpoint covers them); the caller opens the writer.
 func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.RecordID, error) {
 	cache := heap.NewCache(max(s.o.PageCacheSize, 1<<20))
-	var superseded []heap.RecordID
 	heads := recordHeads{dir: s.heapDir()}
 	defer heads.close()
 	loaded := int64(0)
@@ -110,18 +109,18 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 			s.ks.Reserve(keys)
 		},
 		OnRecord: func(r *heap.ScanRecord) error {
-			sup, dup, err := s.ks.LoadRecord(r)
-			if err != nil {
+			if err := s.ks.QueueRecord(r); err != nil {
 				return err
-			}
-			if dup {
-				superseded = append(superseded, sup)
 			}
 			loaded++
 			s.progress.heapRecord(r.ID)
 			return nil
 		},
 	})
+	if ferr := s.ks.FlushLoad(); err == nil && ferr != nil {
+		err = ferr
+	}
+	superseded := s.ks.Superseded()
 	if err != nil {
 		s.ks.EndLoad()
 		return nil, nil, nil, fmt.Errorf("shard %d: %w", s.id, err)
