@@ -15,9 +15,10 @@ import (
 
 // poolBackend runs a loop's I/O without io_uring, on any OS: network
 // operations block one goroutine each in Go's netpoller, file operations run
-// on a bounded pool of worker goroutines, and every completion comes back to
-// the loop through a queue plus a wake-up channel, to run on the loop's
-// thread.
+// on a bounded pool of worker goroutines, except standalone fsyncs and
+// fdatasyncs, which run in their file's own lane (syncLane), and every
+// completion comes back to the loop through a queue plus a wake-up channel,
+// to run on the loop's thread.
 //
 // Invariants:
 //   - table, ops, deferred and closing belong to the loop's thread. Goroutines
@@ -386,7 +387,7 @@ func (p *poolBackend) fileOp(op Op, cb func(Result)) {
 		p.later(func() { cb(Result{Err: err}) })
 		return
 	}
-	p.queue(cancelFiles(f), func(po *poolOp) func() {
+	do := func(po *poolOp) func() {
 		var r Result
 		if po.cancelled.Load() {
 			r.Err = syscall.ECANCELED
@@ -397,7 +398,12 @@ func (p *poolBackend) fileOp(op Op, cb func(Result)) {
 			}
 		}
 		return func() { cb(r) }
-	})
+	}
+	if op.Kind == OpFsync || op.Kind == OpFdatasync {
+		p.queueSync(p.table.get(op.FD), cancelFiles(f), do)
+		return
+	}
+	p.queue(cancelFiles(f), do)
 }
 
 // resolve finds the file a step operates on (nil for path-only steps).
@@ -520,9 +526,9 @@ func runStep(op *Op, f *os.File) Result {
 	case OpPwritev:
 		n, err = pwritev(f, op.Bufs, op.Off)
 	case OpFsync:
-		err = f.Sync()
+		err = poolSync(f, false)
 	case OpFdatasync:
-		err = fdatasync(f)
+		err = poolSync(f, true)
 	case OpClose:
 		err = f.Close()
 	case OpRename:
@@ -561,11 +567,13 @@ func errnoOf(err error) error {
 
 // --- the table of handles ---
 
-// poolEntry is one open handle: exactly one of ln, conn, f is set.
+// poolEntry is one open handle: exactly one of ln, conn, f is set. lane
+// runs the file's standalone syncs; it is made by the first one.
 type poolEntry struct {
 	ln   net.Listener
 	conn net.Conn
 	f    *os.File
+	lane *syncLane
 }
 
 func (e *poolEntry) close() error {

@@ -99,7 +99,9 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 	heads := recordHeads{dir: s.heapDir()}
 	defer heads.close()
 	loaded := int64(0)
+	salvage := s.o.WALSalvage || os.Getenv(wal.SalvageEnv) == "1"
 	st, err := recovery.Open(recovery.Options{
+		Salvage:  salvage,
 		ShardDir: s.o.Dir,
 		Shard:    uint32(s.id),
 		Cache:    cache,
@@ -138,7 +140,7 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 		Shard:   uint32(s.id),
 		Redo:    st.Redo,
 		Floor:   st.Control.CheckpointLSN + 1,
-		Salvage: s.o.WALSalvage || os.Getenv(wal.SalvageEnv) == "1",
+		Salvage: salvage,
 		Apply:   s.replayer(st.Redo),
 		Progress: func(p wal.Progress) {
 			s.progress.walScanned(p.Bytes)

@@ -233,6 +233,40 @@ func TestFsyncErrorPoisons(t *testing.T) {
 	})
 }
 
+// The loop cancels what is in flight when it stops: a heap fsync that
+// answers ECANCELED did not fail, it did not happen. It neither poisons
+// the shard nor lets the redo point move over the file's writes.
+func TestCancelledFsyncNeitherPoisonsNorPublishes(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
+		e := newEnv(t, kind, envOpts{})
+		e.fill("k", 10, 100)
+		rule := e.be.fail(vfs.OpSync, heap.FileName(1), syscall.ECANCELED)
+		ch := e.save()
+		e.waitFor("the cancelled fsync", func() bool {
+			s := e.m.Stats()
+			return s.Fsyncs >= 1 && s.DataFsyncPending == 0
+		})
+		if s := e.stats(); s.Poisoned || e.poisoned != nil || s.State != Syncing || s.Completed != 0 {
+			t.Fatalf("after a cancelled fsync: stats %+v, poisoned %v", s, e.poisoned)
+		}
+		if e.published1() != 1 {
+			t.Fatal("redo published over a cancelled fsync")
+		}
+		if _, ok := controlRedo(t, e.dir); ok {
+			t.Fatal("control file written over a cancelled fsync")
+		}
+		// Not done, not failed: the next tick fsyncs again.
+		e.be.Delete(rule)
+		e.on(e.m.Tick)
+		if err := e.wait(ch); err != nil {
+			t.Fatal(err)
+		}
+		if e.published1() == 1 {
+			t.Fatal("redo not published once the fsync ran")
+		}
+	})
+}
+
 func TestFailedControlFileWriteLeavesRedoUnpublished(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind runtime.Kind) {
 		e := newEnv(t, kind, envOpts{})

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
+	"syscall"
 
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/vfs"
@@ -66,10 +67,22 @@ func (m *Manager) syncStep() bool {
 	return true
 }
 
+// fsynced takes the completion of the fsync of file that covers
+// generation gen.
+//
+// ECANCELED is not an fsync failure: the loop cancels what is in flight
+// when it stops (shutdown), and a cancelled fsync says nothing about the
+// file, good or bad. It is simply not done: the file's writes stay not
+// durable, so the redo point cannot move over them, the shard is not
+// poisoned, and the machine is not advanced (it would only issue the fsync
+// again into a stopping loop); the next Tick, if any, retries it.
 func (m *Manager) fsynced(file uint32, gen uint64, err error) {
 	switch {
 	case err == nil:
 		m.sync.SyncDone(file, gen)
+	case errors.Is(err, syscall.ECANCELED):
+		m.sync.SyncFailed(file)
+		return
 	case errors.Is(err, fs.ErrNotExist):
 		m.sync.SyncFailed(file)
 		m.vanish(file)

@@ -33,7 +33,11 @@
 //     image (heap.File.WriteImage). A page never written (all zeros) is
 //     valid. A torn tail of the last segment ends the scan normally; damage
 //     anywhere else ends it too, without an error here: wal.Recover judges
-//     the log.
+//     the log. Only a page that needs an image the scan could not reach
+//     fails the boot here, with ErrNoImage wrapping the damage as a
+//     *wal.MidChainTearError (the refusal wal.Recover would give, naming
+//     the way out). Under Options.Salvage the scan goes on past damage
+//     where wal.Recover's salvage goes on: the next segment.
 //  4. Every live heap file, the heap directory and the shard directory are
 //     fsynced: whatever a killed process left in the operating system's
 //     page cache (pages a checkpoint wrote and never fsynced, the rename of

@@ -28,6 +28,7 @@ type shard struct {
 	dir     string
 	walDir  string
 	heapDir string
+	salvage bool // Options.Salvage of open
 }
 
 func newShard(t *testing.T) *shard {
@@ -255,7 +256,7 @@ type opened struct {
 func (s *shard) open(fsys vfs.FS) opened {
 	s.t.Helper()
 	ix := heap.NewIndex()
-	st, err := Open(Options{FS: fsys, ShardDir: s.dir, Shard: testShard, Cache: heap.NewCache(1 << 22), OnRecord: ix.Add})
+	st, err := Open(Options{FS: fsys, ShardDir: s.dir, Shard: testShard, Cache: heap.NewCache(1 << 22), OnRecord: ix.Add, Salvage: s.salvage})
 	if err == nil {
 		s.t.Cleanup(func() { st.Heap.Close() })
 	}

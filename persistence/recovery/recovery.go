@@ -41,6 +41,10 @@ type Options struct {
 	// Log receives progress and what was repaired, swept and unlinked.
 	// May be nil.
 	Log *slog.Logger
+	// Salvage is wal.RecoverOptions.Salvage, which the caller passes to
+	// wal.Recover next: the scan for full-page images goes on past damage
+	// in the log where the replay will.
+	Salvage bool
 }
 
 // State is a shard's persisted state, booted up to the WAL replay.
@@ -165,9 +169,10 @@ type boot struct {
 
 	segs   []segment
 	images map[heap.PageID]imageLoc
-	// scanStop says where and why the image scan stopped before the end of
-	// the log ("" when it read the log to its end).
-	scanStop string
+	// damage is the first damage the image scan met in the log (nil when
+	// it read the log to its end): where it stopped, or under salvage the
+	// first thing it skipped.
+	damage *wal.MidChainTearError
 	// files are the live heap files, open from repair until they are
 	// fsynced.
 	files map[uint32]*heap.File
@@ -301,6 +306,15 @@ func fileNames(ids []uint32) []string {
 // scanImages is the first half of step 3: where the newest full-page
 // image at or above the redo point of every page is. The WAL is read, never
 // written.
+//
+// Damage (anything but the torn tail of the last segment) is judged the way
+// wal.Recover judges it. Without salvage the scan stops there, and images
+// after it are not used: wal.Recover will refuse the log, and a page that
+// needed one of them fails the boot with the same refusal (noImage). With
+// salvage the scan goes on where wal.Recover's replay goes on: a segment
+// whose header does not belong is skipped whole, a damaged one is read up
+// to the damage, and the next segment is read without the link check, as
+// long as its LSNs go forward.
 func (b *boot) scanImages() error {
 	if len(b.segs) == 0 {
 		return nil
@@ -314,16 +328,18 @@ func (b *boot) scanImages() error {
 	began := time.Now()
 	var scanned, nextLog int64 = 0, progressEvery
 	var prev *wal.ScanResult
+	// after is the highest LSN read so far: after damage, with no previous
+	// seal to link to, a segment must at least start above it.
+	var after uint64
 	for i := start; i < len(b.segs); i++ {
 		s := b.segs[i]
 		last := i == len(b.segs)-1
-		res, stop, err := b.scanSegment(s, prev)
+		res, dmg, err := b.scanSegment(s, prev, after, last)
 		if err != nil {
 			return err
 		}
-		if stop != "" {
-			b.stopScan(s.path, stop)
-			break
+		if res.Records > 0 {
+			after = max(after, res.LastLSN)
 		}
 		scanned += res.Size
 		if scanned >= nextLog {
@@ -331,18 +347,25 @@ func (b *boot) scanImages() error {
 				"segments", fmt.Sprintf("%d/%d", i-start+1, len(b.segs)-start))
 			nextLog = scanned + progressEvery
 		}
-		switch {
-		case res.Stop == wal.StopSealed:
-			prev = &res
-			continue
-		case last && (res.Stop == wal.StopEOF || res.Stop == wal.StopTorn):
-			// The normal end of a crashed log; wal.Recover cuts the tail.
-		case res.Stop == wal.StopEOF:
-			b.stopScan(s.path, fmt.Sprintf("segment ends at byte %d without a seal record, and a later segment exists", res.Offset))
-		default:
-			b.stopScan(s.path, fmt.Sprintf("%v at byte %d: %v", res.Stop, res.Offset, res.Reason))
+		if dmg == nil {
+			switch {
+			case res.Stop == wal.StopSealed:
+				prev = &res
+				continue
+			case last && (res.Stop == wal.StopEOF || res.Stop == wal.StopTorn):
+				// The normal end of a crashed log; wal.Recover cuts the tail.
+				continue
+			case res.Stop == wal.StopEOF:
+				dmg = b.tear(s, last, res.Offset, res.LastLSN,
+					fmt.Errorf("segment ends at byte %d without a seal record, and a later segment exists", res.Offset))
+			default:
+				dmg = b.tear(s, last, res.Offset, res.LastLSN, fmt.Errorf("%v at byte %d: %w", res.Stop, res.Offset, res.Reason))
+			}
 		}
-		break
+		if !b.noteDamage(dmg) {
+			break
+		}
+		prev = nil
 	}
 	b.st.Images = len(b.images)
 	b.log.Info("WAL scanned for full-page images", "from_redo", b.st.Redo, "pages", len(b.images),
@@ -350,44 +373,80 @@ func (b *boot) scanImages() error {
 	return nil
 }
 
-func (b *boot) stopScan(seg, why string) {
-	b.scanStop = fmt.Sprintf("the scan for full-page images stopped in %s: %s (wal.Recover judges the log)", seg, why)
-	b.log.Warn("WAL damaged: full-page images after the damage are not used", "segment", seg, "why", why)
+// tear describes damage at byte off of segment s, after the good LSN
+// lastGood, as wal.Recover would refuse it.
+func (b *boot) tear(s segment, last bool, off int64, lastGood uint64, reason error) *wal.MidChainTearError {
+	return &wal.MidChainTearError{Shard: b.o.Shard, Segment: s.path, Offset: off, LastLSN: lastGood, Last: last, Reason: reason}
+}
+
+// noteDamage records damage the scan met and reports whether the scan goes
+// on past it (salvage).
+func (b *boot) noteDamage(d *wal.MidChainTearError) bool {
+	if b.damage == nil {
+		b.damage = d
+	}
+	if b.o.Salvage {
+		b.log.Warn("WAL damaged: salvage, the scan for full-page images goes on with the next segment",
+			"segment", d.Segment, "offset", d.Offset, "why", d.Reason.Error())
+		return true
+	}
+	b.log.Warn("WAL damaged: full-page images after the damage are not used", "segment", d.Segment,
+		"offset", d.Offset, "why", d.Reason.Error())
+	return false
 }
 
 // scanSegment reads one segment's full-page images. A header that does not
-// belong where the segment is (damage, another shard, a broken link to
-// the previous segment) returns a reason to stop, and nothing is read.
-func (b *boot) scanSegment(s segment, prev *wal.ScanResult) (wal.ScanResult, string, error) {
+// belong where the segment is (damage, another shard, another first LSN)
+// returns the damage, and nothing is read. A header that does not link to
+// prev, the previous segment read, returns the damage too; the segment is
+// read anyway under salvage, as wal.Recover replays it. Under salvage after
+// damage (prev nil), a segment that does not start above after, the
+// highest LSN read, cannot be ordered: it is damage and is not read.
+func (b *boot) scanSegment(s segment, prev *wal.ScanResult, after uint64, last bool) (wal.ScanResult, *wal.MidChainTearError, error) {
 	f, err := b.fs.Open(s.path)
 	if err != nil {
-		return wal.ScanResult{}, "", fmt.Errorf("recovery: open WAL segment: %w", err)
+		return wal.ScanResult{}, nil, fmt.Errorf("recovery: open WAL segment: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return wal.ScanResult{}, "", fmt.Errorf("recovery: stat WAL segment %s: %w", s.path, err)
+		return wal.ScanResult{}, nil, fmt.Errorf("recovery: stat WAL segment %s: %w", s.path, err)
 	}
 	h, err := wal.ReadSegmentHeader(f)
+	var bad error
 	switch {
 	case isHeaderDamage(err):
-		return wal.ScanResult{}, fmt.Sprintf("bad segment header: %v", err), nil
+		bad = fmt.Errorf("bad segment header: %w", err)
 	case err != nil:
-		return wal.ScanResult{}, "", fmt.Errorf("recovery: read header of WAL segment %s: %w", s.path, err)
+		return wal.ScanResult{}, nil, fmt.Errorf("recovery: read header of WAL segment %s: %w", s.path, err)
 	case h.Shard != b.o.Shard:
-		return wal.ScanResult{}, fmt.Sprintf("the header names shard %d", h.Shard), nil
+		bad = fmt.Errorf("%w: the header names shard %d", wal.ErrBadHeader, h.Shard)
 	case h.FirstLSN != s.lsn:
-		return wal.ScanResult{}, fmt.Sprintf("the header names first LSN %d", h.FirstLSN), nil
-	case prev != nil && (h.Prev != prev.Link() || h.FirstLSN <= prev.LastLSN):
-		return wal.ScanResult{}, fmt.Sprintf("the header links to %v, the previous segment ends %v", h.Prev, prev.Link()), nil
+		bad = fmt.Errorf("%w: the header names first LSN %d", wal.ErrBadHeader, h.FirstLSN)
+	case prev == nil && after > 0 && h.FirstLSN <= after:
+		bad = fmt.Errorf("the segment starts at LSN %d, not after LSN %d already read", h.FirstLSN, after)
+	}
+	if bad != nil {
+		return wal.ScanResult{}, b.tear(s, last, 0, s.lsn-1, bad), nil
+	}
+	var dmg *wal.MidChainTearError
+	if prev != nil && (h.Prev != prev.Link() || h.FirstLSN <= prev.LastLSN) {
+		dmg = b.tear(s, last, 0, prev.LastLSN, fmt.Errorf("the header links to %v, the previous segment ends %v", h.Prev, prev.Link()))
+		if !b.o.Salvage {
+			return wal.ScanResult{}, dmg, nil
+		}
 	}
 	res, err := wal.ScanSegment(f, st.Size(), wal.ScanOptions{Visit: func(rec wal.Record, off int64) error {
 		return b.visit(s, rec, off)
 	}})
 	if err != nil {
-		return wal.ScanResult{}, "", fmt.Errorf("recovery: scan WAL segment %s: %w", s.path, err)
+		return wal.ScanResult{}, nil, fmt.Errorf("recovery: scan WAL segment %s: %w", s.path, err)
 	}
-	return res, "", nil
+	if dmg != nil {
+		// Read under salvage; the rest of the segment is judged as usual.
+		b.noteDamage(dmg)
+	}
+	return res, nil, nil
 }
 
 func isHeaderDamage(err error) bool {
@@ -544,12 +603,23 @@ func (b *boot) readImage(id heap.PageID, loc imageLoc) ([]byte, error) {
 
 // noImage is the error for a page of the heap file at path that fails
 // validation with err and that no image can repair.
+//
+// When the image scan stopped at damage in the log, the image may lie
+// beyond it: the error then also wraps the damage as wal.Recover reports
+// it (*wal.MidChainTearError, whose text names the way out, salvage), so
+// that a damaged log fails the boot the same way whichever step meets it.
+// Under salvage the scan went past the damage, and what it skipped is
+// named.
 func (b *boot) noImage(path string, err error) error {
-	stop := ""
-	if b.scanStop != "" {
-		stop = "; " + b.scanStop
+	switch {
+	case b.damage == nil:
+		return fmt.Errorf("%w: shard %d: %s (redo point %d): %w", ErrNoImage, b.o.Shard, path, b.st.Redo, err)
+	case b.o.Salvage:
+		return fmt.Errorf("%w: shard %d: %s (redo point %d; salvage skipped damage in the WAL, first in %s at byte %d: %v): %w",
+			ErrNoImage, b.o.Shard, path, b.st.Redo, b.damage.Segment, b.damage.Offset, b.damage.Reason, err)
 	}
-	return fmt.Errorf("%w: shard %d: %s (redo point %d%s): %w", ErrNoImage, b.o.Shard, path, b.st.Redo, stop, err)
+	return fmt.Errorf("%w: shard %d: %s (redo point %d; the scan for full-page images stopped in %s, the image may lie beyond the damage): %w; %w",
+		ErrNoImage, b.o.Shard, path, b.st.Redo, b.damage.Segment, err, b.damage)
 }
 
 // syncFiles is step 4: every live heap file, the heap directory and the

@@ -643,9 +643,11 @@ func TestWALDamage(t *testing.T) {
 		}
 	})
 	// damaged builds a log whose first segment is damaged and whose image
-	// of page 1 is in a later segment.
-	damaged := func(t *testing.T, tear bool) opened {
+	// of page 1 is in a later segment. hdr damages the segment's header
+	// rather than its first record.
+	damaged := func(t *testing.T, tear, hdr, salvage bool) (*shard, [2][]byte, opened) {
 		s, img := tornShard(t)
+		s.salvage = salvage
 		w := s.openWAL(1, wal.MinSegmentSize)
 		w.data(5)
 		w.fpi(1, 1, img[1])
@@ -657,7 +659,11 @@ func TestWALDamage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b[wal.SegmentHeaderSize+20] ^= 0xFF // inside its first record
+		if hdr {
+			b[10] ^= 0xFF
+		} else {
+			b[wal.SegmentHeaderSize+20] ^= 0xFF // inside its first record
+		}
 		if err := os.WriteFile(seg, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -665,24 +671,46 @@ func TestWALDamage(t *testing.T) {
 			s.tear(1, 1)
 		}
 		o := s.open(nil)
-		if o.err != nil {
-			return o
+		if o.err != nil || salvage {
+			return s, img, o
 		}
 		if len(o.st.Repaired) != 0 || o.st.Images != 0 {
 			t.Fatalf("images after the damage were used: Repaired %v, Images %d", o.st.Repaired, o.st.Images)
 		}
-		return o
+		return s, img, o
 	}
 	t.Run("earlier segment damaged, nothing to repair", func(t *testing.T) {
 		// Not an error here: wal.Recover judges the log.
-		if o := damaged(t, false); o.err != nil {
+		if _, _, o := damaged(t, false, false, false); o.err != nil {
 			t.Fatalf("Open: %v", o.err)
 		}
 	})
 	t.Run("earlier segment damaged, image after the damage", func(t *testing.T) {
-		o := damaged(t, true)
+		_, _, o := damaged(t, true, false, false)
 		wantErr(t, o.err, ErrNoImage, "stopped in", wal.SegmentName(7))
+		// The same refusal as wal.Recover's, with the way out: a damaged
+		// log fails the boot alike whichever step meets it.
+		var tear *wal.MidChainTearError
+		if !errors.As(o.err, &tear) || !strings.HasSuffix(tear.Segment, wal.SegmentName(7)) {
+			t.Fatalf("Open: %v, want a *wal.MidChainTearError naming %s", o.err, wal.SegmentName(7))
+		}
+		wantErr(t, o.err, nil, "--wal-salvage", wal.SalvageEnv+"=1")
 	})
+	for _, hdr := range []bool{false, true} {
+		name := map[bool]string{false: "record", true: "header"}[hdr]
+		t.Run("salvage, earlier segment's "+name+" damaged, image after the damage", func(t *testing.T) {
+			s, img, o := damaged(t, true, hdr, true)
+			if o.err != nil {
+				t.Fatalf("Open with salvage: %v", o.err)
+			}
+			if want := []heap.PageID{{File: 1, Page: 1}}; !slices.Equal(o.st.Repaired, want) {
+				t.Fatalf("Repaired %v, want %v: the scan did not go on past the damage", o.st.Repaired, want)
+			}
+			if !bytes.Equal(s.image(1, 1), img[1]) {
+				t.Fatal("page 1 on disk is not its full-page image")
+			}
+		})
+	}
 }
 
 // A segment that does not link to the one before it (another copy of the
@@ -698,6 +726,27 @@ func TestBrokenChainNotRead(t *testing.T) {
 	s.tear(1, 1)
 	o := s.open(nil)
 	wantErr(t, o.err, ErrNoImage, "links to", wal.SegmentName(8))
+}
+
+// Under salvage, wal.Recover replays a segment that does not link to the
+// one before it (and reports the skip): its images are used as well.
+func TestBrokenChainReadUnderSalvage(t *testing.T) {
+	s, img := tornShard(t)
+	s.salvage = true
+	w := s.openWAL(1, 0)
+	w.data(6)
+	w.close()
+	other := s.openWAL(8, 0)
+	other.fpi(1, 1, img[1])
+	other.data(1)
+	s.tear(1, 1)
+	o := s.open(nil)
+	if o.err != nil {
+		t.Fatalf("Open with salvage: %v", o.err)
+	}
+	if want := []heap.PageID{{File: 1, Page: 1}}; !slices.Equal(o.st.Repaired, want) {
+		t.Fatalf("Repaired %v, want %v", o.st.Repaired, want)
+	}
 }
 
 func TestOnRecordError(t *testing.T) {
