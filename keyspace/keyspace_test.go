@@ -521,3 +521,20 @@ func TestUsedMemoryFollowsTheData(t *testing.T) {
 		t.Errorf("used memory %d after deleting everything, empty is %d", got, empty)
 	}
 }
+
+func TestWritesIsTheWriteFlag(t *testing.T) {
+	writes := 0
+	for _, s := range Specs() {
+		for _, c := range append([]*CommandSpec{s}, s.Subcommands...) {
+			if c.Writes() != slices.Contains(c.Flags, "write") {
+				t.Errorf("%s: Writes() %v, flags %v", c.Name, c.Writes(), c.Flags)
+			}
+			if c.Writes() {
+				writes++
+			}
+		}
+	}
+	if writes == 0 || Lookup([]byte("SET")).Writes() != true || Lookup([]byte("GET")).Writes() || (*CommandSpec)(nil).Writes() {
+		t.Errorf("%d write commands; SET, GET or nil misclassified", writes)
+	}
+}

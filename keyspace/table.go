@@ -1,6 +1,9 @@
 package keyspace
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // CommandSpec describes a command as Redis 7.0's COMMAND reports it, plus
 // the handler that runs it.
@@ -25,8 +28,13 @@ type CommandSpec struct {
 	// Subcommands are a container command's subcommands (OBJECT's).
 	Subcommands []*CommandSpec
 
-	run func(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter)
+	run   func(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter)
+	write bool // Flags holds "write" (set at init)
 }
+
+// Writes reports whether the command may change data (the "write" flag).
+// A nil spec (an unknown command) writes nothing.
+func (s *CommandSpec) Writes() bool { return s != nil && s.write }
 
 // KeyPositions returns the indexes in args of the keys the command names
 // (args[0] being the command), from FirstKey, LastKey and Step.
@@ -152,6 +160,9 @@ func init() {
 			panic("keyspace: bad command name " + s.Name)
 		}
 		byName[s.Name] = s
+		for _, sub := range append([]*CommandSpec{s}, s.Subcommands...) {
+			sub.write = slices.Contains(sub.Flags, "write")
+		}
 	}
 }
 

@@ -188,24 +188,11 @@ func (s *Shard) Keyspace() *keyspace.Keyspace { return s.ks }
 // commands are refused with MISCONF, as Redis refuses them when its AOF
 // cannot be written. spec is keyspace.Lookup(args[0]) (nil when unknown).
 func (s *Shard) Exec(cl *keyspace.Client, spec *keyspace.CommandSpec, args [][]byte, out *resp.Writer) uint64 {
-	if isWriteCommand(spec) && (s.refusing || s.canLog() != nil) {
+	if spec.Writes() && (s.refusing || s.canLog() != nil) {
 		out.Error(s.Misconf())
 		return 0
 	}
 	return s.ks.ExecSpec(cl, spec, args, out)
-}
-
-// isWriteCommand reports whether the command may change data.
-func isWriteCommand(spec *keyspace.CommandSpec) bool {
-	if spec == nil {
-		return false
-	}
-	for _, f := range spec.Flags {
-		if f == "write" {
-			return true
-		}
-	}
-	return false
 }
 
 // Tick runs the shard's periodic work, hz times a second: active expiry
