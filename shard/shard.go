@@ -86,12 +86,12 @@ type Shard struct {
 	// The log (log.go, ack.go, refusal.go).
 	wal             *wal.Writer // nil with appendonly no
 	policy          wal.FsyncPolicy
-	walRecovered    int64       // WAL bytes replayed at boot
-	replayFailures  int64       // records whose replay answered an error
-	replayedData    int64       // data records replayed at boot
-	refusing        bool        // writes get MISCONF (refusal.go)
-	appendRefused   error       // the first append the WAL refused, latched (log.go)
-	walLoggedErr    bool        // a write failure was logged and not yet its recovery
+	walRecovered    int64 // WAL bytes replayed at boot
+	replayFailures  int64 // records whose replay answered an error
+	replayedData    int64 // data records replayed at boot
+	refusing        bool  // writes get MISCONF (refusal.go)
+	appendRefused   error // the first append the WAL refused, latched (log.go)
+	walLoggedErr    bool  // a write failure was logged and not yet its recovery
 	walLoggedPoison bool
 	held            []heldReply // replies waiting for the WAL (ack.go)
 	readable        []func()    // readers paused until ReadsPaused turns false
