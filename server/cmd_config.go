@@ -104,15 +104,18 @@ func configSet(c *conn, pairs [][]byte) {
 // applyRuntimeConfig pushes the settings shards cache to every shard.
 func (s *Server) applyRuntimeConfig(c *conn) {
 	s.cfgMu.RLock()
-	policy := s.cfg.AppendFsync
+	policy, appendOnly := s.cfg.AppendFsync, s.cfg.AppendOnly
 	s.cfgMu.RUnlock()
 	set := func(w *worker) {
-		if w.sh == nil { // loading: the shard takes the policy when it opens
+		if w.sh == nil { // loading: the shard takes the settings when it opens
 			return
 		}
 		if err := w.sh.SetFsyncPolicy(policy); err != nil {
 			s.log.Error("appendfsync not applied", "shard", w.id, "err", err)
 		}
+		// Redis's CONFIG SET appendonly replies at once too: turning it on
+		// starts a rewrite in the background (shard/aof.go).
+		w.sh.SetAppendOnly(appendOnly)
 	}
 	for _, w := range s.workers {
 		if w == c.w {

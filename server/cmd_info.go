@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	goruntime "runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -208,7 +209,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 			return int64(d / time.Second)
 		})
 		kv("aof_enabled", boolInt(cfg.AppendOnly))
-		kv("aof_rewrite_in_progress", 0)
+		kv("aof_rewrite_in_progress", boolInt(slices.ContainsFunc(infos, func(si shardInfo) bool { return si.shard.WAL.Rewriting })))
 		kv("aof_rewrite_scheduled", 0)
 		kv("aof_last_rewrite_time_sec", -1)
 		kv("aof_current_rewrite_time_sec", -1)

@@ -24,7 +24,11 @@ func init() {
 const errNoCheckpoints = "ERR moond saves through its WAL: SAVE, BGSAVE and BGREWRITEAOF need appendonly yes"
 
 // checkpointsOn reports whether the shards run checkpoints (appendonly yes).
-func (s *Server) checkpointsOn() bool { return s.cfg.AppendOnly }
+func (s *Server) checkpointsOn() bool {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg.AppendOnly
+}
 
 // cmdSave starts a checkpoint on every shard and replies once all of them
 // finalized it, as Redis's SAVE replies once the RDB is written.

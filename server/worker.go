@@ -83,11 +83,12 @@ func (w *worker) boot(o shard.Options, done func(error)) {
 			return
 		}
 		w.sh, w.ks = sh, sh.Keyspace()
-		// CONFIG SET appendfsync while the shard loaded reached the
+		// CONFIG SET appendfsync or appendonly while the shard loaded reached the
 		// configuration, not the shard.
 		if err := sh.SetFsyncPolicy(w.srv.appendFsync()); err != nil {
 			w.srv.log.Error("appendfsync not applied", "shard", w.id, "err", err)
 		}
+		sh.SetAppendOnly(w.srv.checkpointsOn())
 		done(nil)
 	})
 }

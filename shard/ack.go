@@ -18,12 +18,29 @@ type heldReply struct {
 }
 
 // ackedLSN is how far the WAL must have got before a write is acknowledged.
-func (s *Shard) ackedLSN() uint64 {
-	app := s.wal.Appender()
-	if s.wal.Policy == wal.FsyncAlways {
-		return app.DurableLSN()
+// While a log opened again after appendonly no has no checkpoint above
+// its gap record (aof.go), the records after the gap would not be
+// replayed: nothing after it is acknowledged before that checkpoint
+// publishes.
+func (s *Shard) ackedLSN(w *wal.Writer) uint64 {
+	app := w.Appender()
+	acked := app.WrittenLSN()
+	if w.Policy == wal.FsyncAlways {
+		acked = app.DurableLSN()
 	}
-	return app.WrittenLSN()
+	if s.gapLSN != 0 {
+		acked = min(acked, s.gapLSN)
+	}
+	return acked
+}
+
+// logWriter is the writer replies wait on: the open one, else the one
+// being closed (appendonly no), else nil.
+func (s *Shard) logWriter() *wal.Writer {
+	if s.wal != nil {
+		return s.wal
+	}
+	return s.closing
 }
 
 // WhenDurable runs release once the WAL holds every record up to lsn (see
@@ -32,11 +49,12 @@ func (s *Shard) ackedLSN() uint64 {
 // poisoned). Either runs on the loop's thread. LSNs only grow, so the queue
 // stays sorted.
 func (s *Shard) WhenDurable(lsn uint64, release, fail func()) {
-	if s.wal == nil || lsn <= s.ackedLSN() {
+	w := s.logWriter()
+	if w == nil || lsn <= s.ackedLSN(w) {
 		release()
 		return
 	}
-	if s.wal.Appender().Poisoned() != nil {
+	if w.Appender().Poisoned() != nil {
 		fail()
 		return
 	}
@@ -47,13 +65,17 @@ func (s *Shard) WhenDurable(lsn uint64, release, fail func()) {
 // error state changed: release held replies, resume paused readers, update
 // whether writes are refused.
 func (s *Shard) walProgress() {
-	app := s.wal.Appender()
+	w := s.logWriter()
+	if w == nil {
+		return
+	}
+	app := w.Appender()
 	s.logWALState(app)
 	s.refusing = app.Poisoned() != nil || app.LastError() != nil || s.heapPoisoned() != nil
-	if s.ckpt != nil && s.ckpt.barrier != nil {
+	if s.ckpt != nil && s.ckpt.barrier != nil && s.wal != nil {
 		s.ckpt.barrier.Progress()
 	}
-	acked := s.ackedLSN()
+	acked := s.ackedLSN(w)
 	for len(s.held) > 0 && s.held[0].lsn <= acked {
 		h := s.held[0]
 		s.held[0] = heldReply{}
@@ -75,10 +97,11 @@ func (s *Shard) walProgress() {
 // is unwritten, or the WAL reached --max-wal-size while a checkpoint runs
 // (walfull.go). A connection that finds it true waits with WhenReadable.
 func (s *Shard) ReadsPaused() bool {
-	if s.wal == nil {
+	w := s.logWriter()
+	if w == nil {
 		return false
 	}
-	return s.wal.Appender().Unwritten() > s.o.WALBackpressure || (s.ckpt != nil && s.ckpt.walFull)
+	return w.Appender().Unwritten() > s.o.WALBackpressure || (s.ckpt != nil && s.ckpt.walFull)
 }
 
 // WhenReadable runs fn, on the loop's thread, once reading may go on: the
@@ -92,7 +115,10 @@ func (s *Shard) PausedReaders() int { return len(s.readable) }
 // resumeReaders restarts the paused connections once neither reason of
 // ReadsPaused holds.
 func (s *Shard) resumeReaders() {
-	if len(s.readable) == 0 || s.wal.Appender().Unwritten() >= s.o.WALBackpressure/2 || (s.ckpt != nil && s.ckpt.walFull) {
+	if len(s.readable) == 0 {
+		return
+	}
+	if w := s.logWriter(); w != nil && (w.Appender().Unwritten() >= s.o.WALBackpressure/2 || (s.ckpt != nil && s.ckpt.walFull)) {
 		return
 	}
 	waiting := s.readable

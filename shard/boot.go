@@ -35,6 +35,7 @@ type bootState struct {
 	res        *wal.RecoverResult
 	st         *recovery.State
 	superseded []heap.RecordID
+	gap        uint64 // the gap record replay stopped at (aof.go), 0 for none
 }
 
 // recoverData restores the keyspace from the heap and the WAL (see
@@ -68,26 +69,50 @@ func (s *Shard) recoverData() (*bootState, error) {
 			"elapsed", res.Elapsed.String(), "next_lsn", res.NextLSN, "redo", st.Redo)
 	}
 	s.walRecovered = res.Bytes
-	return &bootState{res: res, st: st, superseded: superseded}, nil
+	return &bootState{res: res, st: st, superseded: superseded, gap: s.replayGap}, nil
 }
 
 // start continues the log and starts the checkpoints that bound it, with
 // persistence on; it runs on the loop's thread once recoverData returned.
 func (s *Shard) start(b *bootState) error {
-	if !s.o.AppendOnly {
-		return nil
-	}
 	policy, err := wal.ParseFsyncPolicy(s.o.AppendFsync)
-	if err != nil {
+	if err != nil && (s.o.AppendOnly || s.o.AppendFsync != "") {
 		return err
 	}
-	app := wal.NewAppender(wal.AppenderOptions{Shard: uint32(s.id), SegmentSize: s.o.WALSegmentSize, NextLSN: b.res.NextLSN, Prev: b.res.Tail,
-		MaxRecordPayload: s.o.WALRecordLimit})
-	s.wal = wal.NewWriter(s.loop, s.be, app, s.walDir(), policy)
-	s.wal.OnProgress = s.walProgress
-	s.loop.BeforeWait(s.wal.Kick)
+	if s.o.AppendFsync == "" {
+		policy = wal.FsyncEverysec // Redis's default, for a later CONFIG SET appendonly yes
+	}
+	s.cont = logEnd{next: b.res.NextLSN, tail: b.res.Tail}
+	s.want = s.o.AppendOnly
+	s.loop.BeforeWait(s.kickLog)
+	if !s.o.AppendOnly {
+		// Kept for CONFIG SET appendonly yes, which starts the
+		// checkpoints from it.
+		s.policy = policy
+		s.offBoot = b
+		return nil
+	}
+	s.policy = policy
+	s.openLog()
 	s.startCheckpoints(b.st, b.superseded)
+	if b.gap != 0 {
+		s.gapLSN = b.gap
+		s.log.Warn("WAL replay stopped at the gap of an appendonly no → yes whose checkpoint never published; "+
+			"replies to writes wait for a checkpoint", "shard", s.id, "gap_lsn", b.gap, "records_not_replayed", s.gapSkipped)
+		s.ckpt.mgr.Request(nil)
+	}
 	return nil
+}
+
+// openLog opens the WAL writer where the log stands (s.cont): after the
+// boot's recovery, or after the segment a CONFIG SET appendonly no sealed.
+func (s *Shard) openLog() {
+	app := wal.NewAppender(wal.AppenderOptions{Shard: uint32(s.id), SegmentSize: s.o.WALSegmentSize, NextLSN: s.cont.next, Prev: s.cont.tail,
+		MaxRecordPayload: s.o.WALRecordLimit})
+	s.wal = wal.NewWriter(s.loop, s.be, app, s.walDir(), s.policy)
+	s.wal.OnProgress = s.walProgress
+	c := s.ckpt
+	s.wal.OnSegment = func(first uint64) { c.segs = append(c.segs, first) }
 }
 
 // loadPersisted loads the heap into the keyspace, then replays the WAL from
@@ -183,7 +208,18 @@ func (s *Shard) replayer(redo uint64) func(lsn uint64, typ wal.RecordType, paylo
 	var out resp.Writer
 	var args [][]byte
 	return func(lsn uint64, typ wal.RecordType, payload []byte) error {
+		if s.replayGap != 0 {
+			s.gapSkipped++
+			return nil
+		}
 		if typ != wal.RecordData {
+			if record.IsGap(payload) {
+				// Above redo (replay starts there): the checkpoint that
+				// would have made the records after it valid never
+				// published (aof.go).
+				s.replayGap = lsn
+				return nil
+			}
 			if lsn == redo && len(payload) > 0 && payload[0] == record.KindDBMap {
 				m, err := record.DecodeDBMap(payload)
 				if err == nil {

@@ -55,7 +55,6 @@ type ckpt struct {
 func (s *Shard) startCheckpoints(st *recovery.State, superseded []heap.RecordID) {
 	c := s.ckpt
 	c.barrier = &checkpoint.LogBarrier{App: s.wal.Appender(), Writer: s.wal, Loop: s.loop, Force: s.wal.Sync}
-	s.wal.OnSegment = func(first uint64) { c.segs = append(c.segs, first) }
 	s.ks.TrackDirty = true
 	published := uint64(0)
 	if !st.Fresh {
@@ -128,6 +127,7 @@ func (s *Shard) checkpointPublished(redo uint64) {
 	}
 	s.changes -= c.changesAtBegin
 	c.changesAtBegin = 0
+	s.gapCovered(redo)
 	s.recycleSegments(redo)
 	s.retireEmptyFiles(redo)
 }
@@ -161,7 +161,7 @@ func (s *Shard) logCkptErr(msg string) {
 // shutdownCheckpoint runs the shutdown checkpoint (waiting for an
 // outstanding heap fsync at most 5 s), then calls done on the loop thread.
 func (s *Shard) shutdownCheckpoint(done func()) {
-	if s.ckpt == nil || s.ckpt.mgr == nil {
+	if !s.Checkpoints() {
 		done()
 		return
 	}

@@ -36,6 +36,9 @@ type WALInfo struct {
 	Unwritten      int
 	RecoveredBytes int64 // WAL bytes replayed at boot
 	Policy         string
+	// Rewriting: the log was opened again (CONFIG SET appendonly yes)
+	// and the checkpoint that makes it whole has not published yet.
+	Rewriting bool
 }
 
 // CheckpointInfo is the shard's checkpoint and heap state.
@@ -67,6 +70,7 @@ func (s *Shard) walInfo() WALInfo {
 	wi.LastErr, wi.Poison = app.LastError(), app.Poisoned()
 	wi.Unwritten = app.Unwritten()
 	wi.Policy = s.wal.Policy.String()
+	wi.Rewriting = s.Rewriting()
 	return wi
 }
 

@@ -57,10 +57,14 @@ func (s *Shard) refuseAppend(err error) {
 }
 
 // LastLSN is the LSN of the last record appended (after recovery, the last
-// one replayed); 0 with appendonly no and during the boot.
+// one replayed, or the last of a log closed by CONFIG SET appendonly no);
+// 0 during the boot.
 func (s *Shard) LastLSN() uint64 {
-	if s.wal == nil {
+	if w := s.logWriter(); w != nil {
+		return w.Appender().NextLSN() - 1
+	}
+	if s.cont.next == 0 {
 		return 0
 	}
-	return s.wal.Appender().NextLSN() - 1
+	return s.cont.next - 1
 }

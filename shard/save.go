@@ -7,7 +7,7 @@ import "time"
 // from (the RDB's).
 
 // Checkpoints reports whether the shard runs checkpoints (appendonly yes).
-func (s *Shard) Checkpoints() bool { return s.ckpt != nil && s.ckpt.mgr != nil }
+func (s *Shard) Checkpoints() bool { return s.ckpt != nil && s.ckpt.mgr != nil && s.wal != nil }
 
 // RequestCheckpoint starts a checkpoint on this shard; done runs on this
 // shard's loop: once it finalized (wait), with its error, or at once.

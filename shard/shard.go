@@ -85,17 +85,20 @@ type Shard struct {
 
 	// The log (log.go, ack.go, refusal.go).
 	wal             *wal.Writer // nil with appendonly no
-	walRecovered    int64       // WAL bytes replayed at boot
-	replayFailures  int64       // records whose replay answered an error
-	replayedData    int64       // data records replayed at boot
-	refusing        bool        // writes get MISCONF (refusal.go)
-	appendRefused   error       // the first append the WAL refused, latched (log.go)
-	walLoggedErr    bool        // a write failure was logged and not yet its recovery
+	policy          wal.FsyncPolicy
+	walRecovered    int64 // WAL bytes replayed at boot
+	replayFailures  int64 // records whose replay answered an error
+	replayedData    int64 // data records replayed at boot
+	refusing        bool  // writes get MISCONF (refusal.go)
+	appendRefused   error // the first append the WAL refused, latched (log.go)
+	walLoggedErr    bool  // a write failure was logged and not yet its recovery
 	walLoggedPoison bool
 	held            []heldReply // replies waiting for the WAL (ack.go)
 	readable        []func()    // readers paused until ReadsPaused turns false
 
 	ckpt *ckpt // heap and checkpoints (checkpoint.go); mgr nil with appendonly no
+
+	aof // CONFIG SET appendonly at run time (aof.go)
 
 	crashFaults *vfs.FaultyBackend // the crash hook's, inside linked chains (crash.go)
 
@@ -205,7 +208,9 @@ func (s *Shard) Tick(expireBudget time.Duration) {
 		t := s.o.Tunables()
 		s.ckpt.maxWAL = t.MaxWALSize
 		s.ckpt.mgr.SetInterval(t.CheckpointTimeout)
-		s.ckpt.mgr.Tick()
+		if s.wal != nil { // appendonly no: no checkpoint starts
+			s.ckpt.mgr.Tick()
+		}
 	}
 }
 
@@ -214,6 +219,10 @@ func (s *Shard) Tick(expireBudget time.Duration) {
 // flight) and releases the heap's files; done runs on the loop's thread
 // with the error of the seal.
 func (s *Shard) Close(done func(error)) {
+	if s.closing != nil { // appendonly no is sealing the log: wait for it
+		s.closeWaiters = append(s.closeWaiters, func() { s.Close(done) })
+		return
+	}
 	s.shutdownCheckpoint(func() {
 		if s.wal == nil {
 			s.closeHeap()
@@ -231,8 +240,12 @@ func (s *Shard) Close(done func(error)) {
 // "no") on this shard.
 func (s *Shard) SetFsyncPolicy(name string) error {
 	p, err := wal.ParseFsyncPolicy(name)
-	if err != nil || s.wal == nil {
+	if err != nil {
 		return err
+	}
+	s.policy = p // a log opened later (CONFIG SET appendonly yes) takes it
+	if s.wal == nil {
+		return nil
 	}
 	s.wal.Policy = p
 	s.walProgress() // replies held for an fdatasync may only need the write now

@@ -43,7 +43,7 @@ func (s *Shard) walBytesSinceCheckpoint() int64 {
 // again before the next checkpoint publishes.
 func (s *Shard) maybeWALFull() {
 	c := s.ckpt
-	if c == nil || c.mgr == nil || c.maxWAL <= 0 {
+	if !s.Checkpoints() || c.maxWAL <= 0 {
 		return
 	}
 	since := s.walBytesSinceCheckpoint()

@@ -475,6 +475,13 @@ func (b *boot) visit(s segment, rec wal.Record, off int64) error {
 		if _, err := record.DecodeDBMap(rec.Payload); err != nil {
 			return fmt.Errorf("checkpoint record LSN %d at byte %d: %w", rec.LSN, off, err)
 		}
+	case record.KindGap:
+		// The log opened again after appendonly no: the shard's replay
+		// stops there (shard/aof.go). Full-page images after it are
+		// still the pages a checkpoint wrote, and repair them.
+		if !record.IsGap(rec.Payload) {
+			return fmt.Errorf("checkpoint record LSN %d at byte %d: %w: gap record of %d bytes", rec.LSN, off, record.ErrPayload, len(rec.Payload))
+		}
 	case record.KindFPI:
 		id, _, err := record.DecodeFPI(rec.Payload)
 		if err != nil {

@@ -155,6 +155,17 @@ func NewAppender(o AppenderOptions) *Appender {
 	return a
 }
 
+// Continuation is where a log that continues this one starts once it is
+// closed: the next LSN and the link to the segment Seal ended. It panics
+// while the current segment holds records and no seal: a log continued
+// from there would fork the chain.
+func (a *Appender) Continuation() (next uint64, prev ChainLink) {
+	if a.segOff != SegmentHeaderSize {
+		panic("wal: Continuation of a log whose segment is not sealed")
+	}
+	return a.next, a.seg.Prev
+}
+
 // NextLSN is the LSN the next appended record will get.
 func (a *Appender) NextLSN() uint64 { return a.next }
 

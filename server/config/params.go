@@ -102,7 +102,7 @@ func buildParams() []*Param {
 			Set: func(c *Config, v string) error { c.LogFile = v; return nil }},
 		memParam("proto-max-bulk-len", true, 1<<20, func(c *Config) *int64 { return &c.ProtoMaxBulkLen }),
 		memParam("client-query-buffer-limit", true, 1<<20, func(c *Config) *int64 { return &c.ClientQueryBufferLimit }),
-		boolParam("appendonly", false, func(c *Config) *bool { return &c.AppendOnly }),
+		boolParam("appendonly", true, func(c *Config) *bool { return &c.AppendOnly }),
 		enumParam("appendfsync", true, []string{"always", "everysec", "no"}, func(c *Config) *string { return &c.AppendFsync }),
 		secondsParam("checkpoint-timeout", true, func(c *Config) *time.Duration { return &c.CheckpointTimeout }),
 		memParam("max-wal-size", true, 1<<20, func(c *Config) *int64 { return &c.MaxWALSize }),

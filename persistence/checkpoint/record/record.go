@@ -21,6 +21,12 @@ const (
 	// checkpoint's redo point when it is not the identity (see
 	// Options.BeginRecord): recovery starts from it.
 	KindDBMap byte = 3
+	// KindGap is the first record of a log opened again after CONFIG SET
+	// appendonly no then yes: the keyspace changed while nothing was
+	// logged, so the records after it hold only on top of a checkpoint
+	// that began after it. Recovery from a redo point below it stops
+	// applying data records there (see Gap).
+	KindGap byte = 4
 )
 
 // Payload sizes.
@@ -31,6 +37,15 @@ const (
 	// EndSize is the payload of a checkpoint-end record: kind, redo LSN.
 	EndSize = 1 + 8
 )
+
+// GapSize is the payload of a gap record: the kind alone.
+const GapSize = 1
+
+// AppendGap appends the payload of a gap record to dst.
+func AppendGap(dst []byte) []byte { return append(dst, KindGap) }
+
+// IsGap reports whether payload is a gap record's.
+func IsGap(payload []byte) bool { return len(payload) == GapSize && payload[0] == KindGap }
 
 // ErrPayload is a checkpoint record payload that does not decode.
 var ErrPayload = errors.New("checkpoint: bad checkpoint record payload")
