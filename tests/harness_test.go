@@ -82,13 +82,29 @@ func (b *lockedBuffer) String() string {
 // freePort asks the kernel for a port nobody listens on.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		// moond listens with SO_REUSEPORT: two servers of parallel tests
+		// given the same port would both listen on it and share its
+		// connections. A port is handed out once per test process.
+		if !portsUsed[port] {
+			portsUsed[port] = true
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
+
+var (
+	portsMu   sync.Mutex
+	portsUsed = map[int]bool{}
+)
 
 // startServer starts moond with extra flags and waits until it accepts
 // connections. It is stopped (SIGKILL if it must) when the test ends.
