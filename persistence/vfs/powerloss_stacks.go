@@ -88,7 +88,7 @@ func (b *powerLossBackend) sync(fd runtime.FD, cb func(err error), do func(runti
 func (b *powerLossBackend) Rename(oldpath, newpath string, cb func(err error)) {
 	b.Backend.Rename(oldpath, newpath, func(err error) {
 		if err == nil {
-			b.p.renamed(oldpath, newpath)
+			b.renamed(oldpath, newpath)
 		}
 		cb(err)
 	})
@@ -135,18 +135,24 @@ func (b *powerLossBackend) Chain(ops []runtime.Op, cb func(res []runtime.Result)
 			case covers[i] != nil && res[i].Err == nil:
 				b.p.endSync(b.paths[op.FD], covers[i])
 			case op.Kind == runtime.OpRename && res[i].Err == nil:
-				b.p.renamed(op.Path, op.NewPath)
-				for fd, p := range b.paths {
-					if p == op.Path {
-						b.paths[fd] = op.NewPath
-					}
-				}
+				b.renamed(op.Path, op.NewPath)
 			case op.Kind == runtime.OpUnlink && res[i].Err == nil:
 				b.p.removed(op.Path)
 			}
 		}
 		cb(res)
 	})
+}
+
+// renamed moves the model's record of a file and the paths of its open
+// descriptors.
+func (b *powerLossBackend) renamed(from, to string) {
+	b.p.renamed(from, to)
+	for fd, p := range b.paths {
+		if p == from {
+			b.paths[fd] = to
+		}
+	}
 }
 
 func vecLen(bufs [][]byte) int64 {

@@ -250,3 +250,44 @@ func TestPowerLossDamageToSyncedBytesFailsLoud(t *testing.T) {
 		}
 	})
 }
+
+// v1SegmentBytes builds a segment as format 1 wrote it: no sync marks.
+func v1SegmentBytes(payloads []string) ([]byte, []int64) {
+	b := SegmentHeader{Version: 1, FirstLSN: 1}.Append(nil)
+	var offs []int64
+	for i, p := range payloads {
+		offs = append(offs, int64(len(b)))
+		b = AppendRecord(b, uint64(i+1), RecordData, []byte(p))
+	}
+	return b, offs
+}
+
+// TestFormat1SegmentStillBootsAndKeepsItsRule: a last segment written by
+// the previous format (no sync marks) still recovers, its torn tail is cut,
+// and damage followed by valid records is still refused, since without
+// marks nothing tells unsynced bytes from durable ones.
+func TestFormat1SegmentStillBootsAndKeepsItsRule(t *testing.T) {
+	dir := t.TempDir()
+	b, _ := v1SegmentBytes(payloads(4, "v1"))
+	writeFile(t, SegmentPath(dir, 1), append(b, 1, 2, 3)) // a torn tail
+	res, c := recoverDir(t, RecoverOptions{Dir: dir})
+	if len(c.recs) != 4 || res.Truncated == nil || res.Truncated.Bytes != 3 || res.NextLSN != 6 {
+		t.Fatalf("recovered %v, result %+v, truncated %+v", c.lsns(), res, res.Truncated)
+	}
+	// The writer goes on in a format-2 segment linked to the sealed one.
+	lsns := writeLog(t, SyncWriterOptions{Dir: dir, NextLSN: res.NextLSN, Prev: res.Tail}, []string{"v2"})
+	_, c = recoverDir(t, RecoverOptions{Dir: dir})
+	if len(c.recs) != 5 || c.recs[4].LSN != lsns[0] {
+		t.Fatalf("after a format-2 segment: %v", c.lsns())
+	}
+
+	dir = t.TempDir()
+	b, offs := v1SegmentBytes(payloads(4, "v1"))
+	b[offs[1]+5] ^= 1
+	writeFile(t, SegmentPath(dir, 1), b)
+	_, err := Recover(RecoverOptions{Dir: dir})
+	var tear *MidChainTearError
+	if !errors.As(err, &tear) || !errors.Is(err, ErrValidAfterTear) {
+		t.Fatalf("got %v, want a refusal", err)
+	}
+}
