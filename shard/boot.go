@@ -62,7 +62,7 @@ func (s *Shard) recoverData() (*bootState, error) {
 		s.log.Error("WAL salvage skipped damaged history", "shard", s.id, "skipped", sk.String())
 	}
 	if res.Truncated != nil {
-		s.log.Warn("WAL torn tail truncated (the normal shape of a crash)", "shard", s.id, "truncated", fmt.Sprintf("%+v", *res.Truncated))
+		s.log.Warn("WAL torn tail truncated (the normal shape of a crash)", "shard", s.id, "truncated", res.Truncated.String())
 	}
 	if res.Applied > 0 {
 		s.log.Info("WAL replayed", "shard", s.id, "records", s.replayedData, "checkpoint_records", res.Applied-s.replayedData, "bytes", res.Bytes,

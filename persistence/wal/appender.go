@@ -10,8 +10,8 @@ import (
 const DefaultSegmentSize = 64 << 20
 
 // MinSegmentSize is the smallest rotation bound: a header, one empty record
-// and a seal.
-const MinSegmentSize = SegmentHeaderSize + RecordOverhead + sealRecordSize
+// and a seal, each group opened by its sync mark.
+const MinSegmentSize = SegmentHeaderSize + RecordOverhead + sealRecordSize + 2*markRecordSize
 
 // maxSpareBuffer is the largest group buffer the Appender keeps for reuse
 // after its group is done; bigger ones (a group that held a huge value) go
@@ -65,6 +65,8 @@ type AppenderOptions struct {
 //
 // The I/O side owns Buf from Take until Done, and must not touch the Group
 // after Done.
+//
+// Buf starts with the group's sync mark (mark.go), which Take fills in.
 type Group struct {
 	Segment  SegmentHeader
 	Create   bool
@@ -108,6 +110,12 @@ type Appender struct {
 	written uint64 // every LSN <= written is written
 	durable uint64 // every LSN <= durable is durable
 
+	// writtenAt is where the last written group ended, syncedAt the end of
+	// the last write covered by a completed fdatasync: the sync mark of
+	// the next group taken in that segment claims syncedAt.End.
+	writtenAt WritePoint
+	syncedAt  WritePoint
+
 	seg    SegmentHeader // segment the next record goes to
 	segOff int64         // bytes of seg assigned so far, header included
 	digest uint32        // digest of seg's records so far (DigestUpdate)
@@ -150,6 +158,8 @@ func NewAppender(o AppenderOptions) *Appender {
 		written: o.NextLSN - 1,
 		durable: o.NextLSN - 1,
 		segOff:  SegmentHeaderSize,
+
+		writtenAt: WritePoint{LSN: o.NextLSN - 1},
 	}
 	a.seg = SegmentHeader{Version: FormatVersion, Shard: o.Shard, FirstLSN: o.NextLSN, Prev: o.Prev}
 	return a
@@ -165,6 +175,19 @@ func (a *Appender) Continuation() (next uint64, prev ChainLink) {
 	}
 	return a.next, a.seg.Prev
 }
+
+// WritePoint names the end of a written group: the LSN of its last record,
+// its segment's first LSN and the offset just past it in that segment.
+type WritePoint struct {
+	LSN     uint64
+	Segment uint64
+	End     int64
+}
+
+// WrittenPoint is where the last written group ended. An fdatasync of its
+// segment submitted now covers everything before it: the writer passes it
+// to MarkDurableAt when that fdatasync succeeds.
+func (a *Appender) WrittenPoint() WritePoint { return a.writtenAt }
 
 // NextLSN is the LSN the next appended record will get.
 func (a *Appender) NextLSN() uint64 { return a.next }
@@ -319,7 +342,9 @@ func (a *Appender) reserve(size, records int) (*Group, uint64, error) {
 	// Room for these records, the seal that must follow them and the
 	// seal's LSN: CanAppend leaves 2^32 LSNs, more than any record splits
 	// into.
-	if a.segOff > SegmentHeaderSize && a.segOff+int64(size)+sealRecordSize > a.segSize {
+	// The bound counts a sync mark for the group these records may open
+	// and one for the group the seal may need.
+	if a.segOff > SegmentHeaderSize && a.segOff+int64(size)+sealRecordSize+2*markRecordSize > a.segSize {
 		a.seal(SealRotate)
 	}
 	g := a.open()
@@ -352,6 +377,10 @@ func (a *Appender) open() *Group {
 	g.Segment = a.seg
 	g.Offset = a.segOff
 	g.Create = a.segOff == SegmentHeaderSize
+	// Every group opens with its sync mark; its LSN field names the
+	// group's first record, the next LSN to assign.
+	g.Buf = appendMark(g.Buf, a.next)
+	a.segOff += markRecordSize
 	a.queue = append(a.queue, g)
 	return g
 }
@@ -396,6 +425,17 @@ func (a *Appender) Take() *Group {
 	a.queue[n] = nil
 	a.queue = a.queue[:n]
 	a.inflight = g
+	// The mark claims what completed fdatasyncs made durable of this
+	// segment by now: at least its header, fsynced at creation. At most
+	// one group is in flight, so nothing after g.Offset can be.
+	q := int64(SegmentHeaderSize)
+	if a.syncedAt.Segment == g.Segment.FirstLSN {
+		q = a.syncedAt.End
+	}
+	if q > g.Offset {
+		panic(fmt.Sprintf("wal: segment %d durable through offset %d, beyond the group at %d", g.Segment.FirstLSN, q, g.Offset))
+	}
+	fillMark(g.Buf, q)
 	return g
 }
 
@@ -420,6 +460,7 @@ func (a *Appender) Done(g *Group, err error) {
 	}
 	a.lastErr = nil
 	a.written = g.LastLSN
+	a.writtenAt = WritePoint{LSN: g.LastLSN, Segment: g.Segment.FirstLSN, End: g.End()}
 	if cap(g.Buf) <= maxSpareBuffer && len(a.spare) < 2 {
 		*g = Group{Buf: g.Buf[:0]}
 		a.spare = append(a.spare, g)
@@ -428,10 +469,28 @@ func (a *Appender) Done(g *Group, err error) {
 
 // MarkDurable records that an fdatasync covering every write up to lsn
 // succeeded. lsn must not exceed WrittenLSN; a smaller one than already
-// recorded is ignored.
+// recorded is ignored. When lsn is the last written group's, the sync
+// marks learn where that group ended; otherwise use MarkDurableAt.
 func (a *Appender) MarkDurable(lsn uint64) {
 	if lsn > a.written {
 		panic(fmt.Sprintf("wal: MarkDurable(%d) beyond the written LSN %d", lsn, a.written))
 	}
+	if lsn == a.writtenAt.LSN {
+		a.MarkDurableAt(a.writtenAt)
+		return
+	}
 	a.durable = max(a.durable, lsn)
+}
+
+// MarkDurableAt records that an fdatasync submitted when WrittenPoint was
+// p succeeded: every record through p.LSN is durable, and so is every byte
+// of segment p.Segment before p.End.
+func (a *Appender) MarkDurableAt(p WritePoint) {
+	if p.LSN > a.written {
+		panic(fmt.Sprintf("wal: MarkDurableAt(%d) beyond the written LSN %d", p.LSN, a.written))
+	}
+	a.durable = max(a.durable, p.LSN)
+	if p.Segment > a.syncedAt.Segment || p.Segment == a.syncedAt.Segment && p.End > a.syncedAt.End {
+		a.syncedAt = p
+	}
 }

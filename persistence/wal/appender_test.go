@@ -81,7 +81,7 @@ func TestAppenderHasAtMostOneGroupInFlight(t *testing.T) {
 	}
 	a.Done(g1, nil)
 	g2 := a.Take()
-	if g2 == nil || g2.FirstLSN != 2 || g2.LastLSN != 3 || g2.Create || g2.Offset != SegmentHeaderSize+int64(RecordSize(1)) {
+	if g2 == nil || g2.FirstLSN != 2 || g2.LastLSN != 3 || g2.Create || g2.Offset != SegmentHeaderSize+markRecordSize+int64(RecordSize(1)) {
 		t.Fatalf("second group %+v", g2)
 	}
 	defer func() {

@@ -23,7 +23,7 @@
 //
 //	offset size field
 //	     0    8 magic "MOONDWAL"
-//	     8    4 format version (1)
+//	     8    4 format version (2; 1 is still read)
 //	    12    4 shard id
 //	    16    8 first LSN: the LSN of the segment's first record
 //	    24    8 previous segment's first LSN        ┐ the chain link;
@@ -42,8 +42,8 @@
 //	offset  size field
 //	     0     4 L: payload length in bytes (at most MaxPayload, 513 MiB)
 //	     4     8 LSN
-//	    12     1 type: 1 data, 2 checkpoint, 3 seal, 4 part; 0 and 5..255
-//	             invalid
+//	    12     1 type: 1 data, 2 checkpoint, 3 seal, 4 part, 5 sync mark
+//	             (format 2 only); 0 and 6..255 invalid
 //	    13     L payload
 //	  13+L     4 CRC-32C (Castagnoli) of bytes 0..12+L: length, LSN, type
 //	             and payload
@@ -68,6 +68,31 @@
 // (another copy of the data directory, say) breaks the chain.
 //
 // Checkpoint payload: defined by the checkpoint package.
+//
+// # Sync marks and the durable point (format 2)
+//
+// Every group (one pwrite of the writer) opens with a sync mark: a record
+// of type 5 whose LSN field holds the LSN of the record after it (it takes
+// no LSN of its own) and whose 8-byte payload is Q, the offset before which
+// every byte of the segment was durable, by a completed fdatasync (or the
+// creation's fsync, for the header), when the group was written. Marks are
+// not passed to Visit, not counted as records and not folded into the
+// digest; a mark must claim 64 <= Q <= its own offset and never less than
+// an earlier mark. A format-1 segment has no marks and keeps the rules of
+// format 1 below.
+//
+// A power loss may leave the bytes written after the last completed
+// fdatasync as any mix of written and unwritten pages, so in the last
+// segment valid records (whole groups even) may follow damage at P. The
+// marks say whether that damage is a power loss's or lost history: a
+// readable mark anywhere after P claiming Q > P means a completed
+// fdatasync covered the damaged bytes (StopCorrupt, ErrDurableDamaged);
+// when none does, the damage lies beyond the last durable point and the
+// scan reports StopTorn: recovery cuts at P, as for any torn tail, and
+// what it cuts was never acknowledged under appendfsync always. Damage at
+// the very end of a group whose fdatasync completed with no later group to
+// vouch for it looks the same as a power loss during that write: no format
+// can tell them apart, and the tail is cut, as format 1 cuts a torn tail.
 //
 // # Continuation records (split logical records)
 //
@@ -115,10 +140,13 @@
 //     the last segment after a crash between writes.
 //   - StopTorn: the valid prefix ends on a partial record, a checksum
 //     mismatch, an impossible length or zero-filled bytes, and no valid
-//     record with a later LSN follows anywhere in the file. Normal for the
-//     last segment after a crash in the middle of a write.
+//     record with a later LSN follows anywhere in the file (format 1), or
+//     no sync mark after it claims the damaged bytes durable (format 2).
+//     Normal for the last segment after a crash or a power loss in the
+//     middle of a write.
 //   - StopCorrupt: what a crash of the writer cannot produce: damaged bytes
-//     followed by a valid record with a later LSN, a checksummed record
+//     followed by a valid record with a later LSN (format 1) or by a sync
+//     mark claiming them durable (format 2), a checksummed record
 //     with the wrong LSN or an invalid type, a malformed seal or one whose
 //     digest does not match, bytes after the seal, a bad header.
 //

@@ -16,20 +16,29 @@ type testRec struct {
 }
 
 // segmentBytes builds a segment image: header, one data record per payload
-// (LSNs from first), and a seal when sealed. It returns the image and the
-// offset where each record starts (the seal's last).
+// (LSNs from first), and a seal when sealed, each record in a group of its
+// own made durable before the next, as under appendfsync always: each
+// opens with a sync mark claiming its own offset. It returns the image and
+// the offset where each record starts (the seal's last), after its mark.
 func segmentBytes(shard uint32, first uint64, prev ChainLink, payloads []string, sealed bool) ([]byte, []int64) {
 	b := SegmentHeader{Version: FormatVersion, Shard: shard, FirstLSN: first, Prev: prev}.Append(nil)
 	var offs []int64
 	lsn := first
 	var digest uint32
+	mark := func() {
+		start := len(b)
+		b = appendMark(b, lsn)
+		fillMark(b[start:], int64(start))
+	}
 	for _, p := range payloads {
+		mark()
 		offs = append(offs, int64(len(b)))
 		b = AppendRecord(b, lsn, RecordData, []byte(p))
 		digest = DigestUpdate(digest, recordCRC(b))
 		lsn++
 	}
 	if sealed {
+		mark()
 		offs = append(offs, int64(len(b)))
 		b = AppendRecord(b, lsn, RecordSeal, AppendSeal(nil, Seal{Reason: SealRotate, Digest: digest}))
 	}

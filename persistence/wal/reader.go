@@ -51,6 +51,9 @@ var (
 	ErrDataAfterSeal  = errors.New("wal: bytes after the seal record")
 	ErrValidAfterTear = errors.New("wal: valid records follow damaged bytes")
 	ErrZeroedTail     = errors.New("wal: zero-filled bytes")
+	// ErrDurableDamaged: a sync mark after the damage says the damaged
+	// bytes were made durable (mark.go).
+	ErrDurableDamaged = errors.New("wal: bytes a completed fdatasync covered are damaged")
 )
 
 // ScanResult describes one segment scan: where the valid prefix ends and why.
@@ -81,6 +84,16 @@ type ScanResult struct {
 	NextValidOffset int64
 	NextValidLSN    uint64
 	MaxLSNAfter     uint64
+	// Durable is the durable point the sync marks of the valid prefix claim
+	// (mark.go): every byte before it was covered by a completed fdatasync
+	// when the last of them was written. 0 when there is none (format 1).
+	Durable int64
+	// DurableAfter is the highest durable point claimed by a sync mark
+	// found after the damage, and DurableAfterOffset that mark's offset
+	// (0 and -1 when there is none). DurableAfter > Offset means bytes
+	// made durable are damaged: StopCorrupt.
+	DurableAfter       int64
+	DurableAfterOffset int64
 }
 
 // Link is the chain link naming this segment's end; meaningful for
@@ -123,7 +136,7 @@ const scanChunk = 256 << 10
 // the only LSNs that could follow the damage that far on; this keeps the
 // scan linear and ignores stale records with older LSNs.
 func ScanSegment(r io.ReaderAt, size int64, opts ScanOptions) (ScanResult, error) {
-	res := ScanResult{Size: size, NextValidOffset: -1}
+	res := ScanResult{Size: size, NextValidOffset: -1, DurableAfterOffset: -1}
 	w := window{r: r, size: size}
 	hb, err := w.bytes(0, min(size, SegmentHeaderSize))
 	if err != nil {
@@ -164,6 +177,20 @@ func ScanSegment(r io.ReaderAt, size int64, opts ScanOptions) (ScanResult, error
 		case rec.LSN != res.LastLSN+1:
 			return res, w.corrupt(&res, off, rec.LSN,
 				fmt.Errorf("%w: LSN %d where %d was expected", ErrLSNOrder, rec.LSN, res.LastLSN+1))
+		}
+		if rec.Type == RecordMark {
+			// A sync mark opens a group: it takes no LSN, is not visited
+			// and not part of the digest (mark.go).
+			if h.Version < 2 {
+				return res, w.corrupt(&res, off, 0, fmt.Errorf("%w: sync mark in a format %d segment", ErrInvalidType, h.Version))
+			}
+			q, err := decodeMark(rec, off, res.Durable)
+			if err != nil {
+				return res, w.corrupt(&res, off, 0, err)
+			}
+			res.Durable = q
+			off += int64(n)
+			continue
 		}
 		// Only the next part, or a recovery seal over a torn run, may
 		// follow a part: the writer appends nothing else in between.
@@ -272,8 +299,29 @@ func (w *window) damage(res *ScanResult) error {
 	if err := w.survey(res, from); err != nil {
 		return err
 	}
+	if res.DurableAfter > from {
+		// Bytes a completed fdatasync covered are damaged: no power loss
+		// does that.
+		res.Stop = StopCorrupt
+		res.Reason = fmt.Errorf("%w: %w at offset %d, yet the sync mark at offset %d says every byte before offset %d was durable",
+			ErrDurableDamaged, res.Reason, from, res.DurableAfterOffset, res.DurableAfter)
+		if res.NextValidOffset >= 0 {
+			res.Reason = fmt.Errorf("%w (%w: LSN %d starts at offset %d)", res.Reason, ErrValidAfterTear, res.NextValidLSN, res.NextValidOffset)
+		}
+		return nil
+	}
 	if res.NextValidOffset < 0 {
 		res.Stop = StopTorn
+		return nil
+	}
+	if res.Header.Version >= 2 {
+		// Valid records follow the damage, but no sync mark says the
+		// damaged bytes were ever durable: a power loss kept some pages
+		// of writes after the last fdatasync and not others. Nothing
+		// there was acknowledged under appendfsync always.
+		res.Stop = StopTorn
+		res.Reason = fmt.Errorf("%w at offset %d, beyond the last durable point (offset %d): a power loss's unsynced pages (valid records up to LSN %d follow and are cut)",
+			res.Reason, from, max(res.Durable, res.DurableAfter, SegmentHeaderSize), res.MaxLSNAfter)
 		return nil
 	}
 	res.Stop = StopCorrupt
@@ -314,7 +362,14 @@ func (w *window) survey(res *ScanResult, from int64) error {
 		if err != nil {
 			return err
 		}
-		if _, _, err := DecodeRecord(b); err != nil {
+		rec, _, err := DecodeRecord(b)
+		if err != nil {
+			continue
+		}
+		if typ == RecordMark {
+			if q, ok := markQ(rec); ok && q > res.DurableAfter {
+				res.DurableAfter, res.DurableAfterOffset = q, y
+			}
 			continue
 		}
 		if res.NextValidOffset < 0 {

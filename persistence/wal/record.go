@@ -49,9 +49,14 @@ const (
 	// the logical record's payload, which the next records continue. The
 	// last part has the logical record's own type (data) and ends it.
 	RecordPart RecordType = 4
+	// RecordMark opens every group of a format-2 segment: its payload says
+	// up to which offset the segment was durable when the group was written
+	// (see mark.go). It takes no LSN of its own: its LSN field holds the
+	// LSN of the record after it.
+	RecordMark RecordType = 5
 
-	// Types 5..255 are reserved for later formats.
-	maxRecordType = RecordPart
+	// Types 6..255 are reserved for later formats.
+	maxRecordType = RecordMark
 )
 
 // Valid reports whether t is a type this version of the format defines.
@@ -67,6 +72,8 @@ func (t RecordType) String() string {
 		return "seal"
 	case RecordPart:
 		return "part"
+	case RecordMark:
+		return "mark"
 	}
 	return fmt.Sprintf("RecordType(%d)", uint8(t))
 }

@@ -98,7 +98,14 @@ type Truncation struct {
 	Segment string
 	Offset  int64 // the new size, before the seal was appended
 	Bytes   int64 // bytes removed
+	// Durable is the last durable point the segment's sync marks claim
+	// (0 for a format-1 segment): everything cut lies after it.
+	Durable int64
 	Reason  error // what the scan found at Offset
+}
+
+func (t Truncation) String() string {
+	return fmt.Sprintf("%s: cut %d bytes from offset %d (durable through offset %d): %v", t.Segment, t.Bytes, t.Offset, t.Durable, t.Reason)
 }
 
 // RecoverResult describes a finished recovery.
@@ -488,7 +495,7 @@ func (r *recovery) sealTail(path string, res ScanResult, skip *Skipped) error {
 			return fmt.Errorf("wal: cut torn tail: %w", err)
 		}
 		if skip == nil {
-			r.res.Truncated = &Truncation{Segment: path, Offset: off, Bytes: cut, Reason: res.Reason}
+			r.res.Truncated = &Truncation{Segment: path, Offset: off, Bytes: cut, Durable: res.Durable, Reason: res.Reason}
 		}
 	}
 	f, err := r.fs.OpenReadWrite(path)

@@ -410,7 +410,7 @@ func TestSegmentOfAnotherShardIsRefused(t *testing.T) {
 
 func TestNewerFormatVersionIsNotSalvaged(t *testing.T) {
 	dir := t.TempDir()
-	h := SegmentHeader{Version: 2, FirstLSN: 1}.Append(nil)
+	h := SegmentHeader{Version: FormatVersion + 1, FirstLSN: 1}.Append(nil)
 	writeFile(t, SegmentPath(dir, 1), h)
 	_, err := Recover(RecoverOptions{Dir: dir, Salvage: true})
 	if !errors.Is(err, ErrVersion) {

@@ -21,8 +21,11 @@ const (
 	// SegmentMagic opens every segment file.
 	SegmentMagic = "MOONDWAL"
 	// FormatVersion is the version of the segment and record format this
-	// package writes, and the only one it reads.
-	FormatVersion = 1
+	// package writes. Version 2 opens every group with a sync mark
+	// (mark.go); version 1, which this package still reads, has none.
+	FormatVersion = 2
+	// MinFormatVersion is the oldest version this package reads.
+	MinFormatVersion = 1
 
 	headerCRCOffset = SegmentHeaderSize - 4
 	reservedOffset  = 44
@@ -120,8 +123,8 @@ func DecodeSegmentHeader(b []byte) (SegmentHeader, error) {
 			SealCRC:  binary.LittleEndian.Uint32(b[40:]),
 		},
 	}
-	if h.Version != FormatVersion {
-		return h, fmt.Errorf("%w %d (this build reads %d)", ErrVersion, h.Version, FormatVersion)
+	if h.Version < MinFormatVersion || h.Version > FormatVersion {
+		return h, fmt.Errorf("%w %d (this build reads %d to %d)", ErrVersion, h.Version, MinFormatVersion, FormatVersion)
 	}
 	for _, c := range b[reservedOffset:headerCRCOffset] {
 		if c != 0 {

@@ -50,8 +50,11 @@ func TestSegmentHeaderRejectsInconsistentContent(t *testing.T) {
 			t.Errorf("%s: got %v", name, err)
 		}
 	}
-	if _, err := DecodeSegmentHeader(SegmentHeader{Version: 2, FirstLSN: 1}.Append(nil)); !errors.Is(err, ErrVersion) {
-		t.Errorf("version 2: got %v", err)
+	if _, err := DecodeSegmentHeader(SegmentHeader{Version: FormatVersion + 1, FirstLSN: 1}.Append(nil)); !errors.Is(err, ErrVersion) {
+		t.Errorf("version %d: got %v", FormatVersion+1, err)
+	}
+	if _, err := DecodeSegmentHeader(SegmentHeader{Version: 0, FirstLSN: 1}.Append(nil)); !errors.Is(err, ErrVersion) {
+		t.Errorf("version 0: got %v", err)
 	}
 	if _, err := DecodeSegmentHeader(make([]byte, 10)); !errors.Is(err, ErrShortHeader) {
 		t.Errorf("short: got %v", err)

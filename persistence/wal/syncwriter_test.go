@@ -186,15 +186,16 @@ func TestSyncWriterTornWriteThenRecover(t *testing.T) {
 	if _, err := w.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	ff.Add(vfs.TornWrite("wal-*.log", 30))
+	ff.Add(vfs.TornWrite("wal-*.log", markRecordSize+30))
 	w.Append(RecordData, []byte("lost-1"))
 	w.Append(RecordData, []byte("lost-2"))
 	if _, err := w.Commit(); !errors.Is(err, vfs.ErrCrashed) {
 		t.Fatalf("Commit: %v", err)
 	}
 	w.closeFile()
-	// Restart on the same files. The 30 bytes that reached the file hold
-	// all of LSN 4 (23 bytes) and 7 bytes of LSN 5: LSN 4 is there (never
+	// Restart on the same files. The 30 bytes after the group's sync mark
+	// that reached the file hold all of LSN 4 (23 bytes) and 7 bytes of
+	// LSN 5: LSN 4 is there (never
 	// acknowledged, but whole), LSN 5 is a torn tail.
 	res, c := recoverDir(t, RecoverOptions{Dir: dir})
 	if !slices.Equal(c.lsns(), []uint64{1, 2, 3, 4}) {

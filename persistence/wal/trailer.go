@@ -110,8 +110,8 @@ func (w *Writer) syncForTrailers() {
 	if len(w.trailers) == 0 || w.sync != syncIdle || w.segFirst == 0 {
 		return
 	}
-	target := w.app.WrittenLSN()
-	attached := w.takeTrailers(target)
+	target := w.app.WrittenPoint()
+	attached := w.takeTrailers(target.LSN)
 	if len(attached) == 0 {
 		return
 	}

@@ -245,8 +245,8 @@ func (w *Writer) Sync() {
 	if w.sync != syncIdle || w.app.Poisoned() != nil {
 		return
 	}
-	target := w.app.WrittenLSN()
-	if target <= w.app.DurableLSN() || w.segFirst == 0 {
+	target := w.app.WrittenPoint()
+	if target.LSN <= w.app.DurableLSN() || w.segFirst == 0 {
 		return
 	}
 	w.sync = syncRunning
@@ -263,11 +263,11 @@ func (w *Writer) Sync() {
 }
 
 // synced records a standalone fdatasync of the open segment that covered
-// every record through target, and closes the segment if it was sealed
+// every write through target, and closes the segment if it was sealed
 // meanwhile (the writer may have a newer one open by now).
-func (w *Writer) synced(target uint64) {
+func (w *Writer) synced(target WritePoint) {
 	w.stats.Datasyncs++
-	w.app.MarkDurable(target)
+	w.app.MarkDurableAt(target)
 	if w.closeAfter {
 		w.closeAfter = false
 		w.be.Close(w.closeFD, nil)
