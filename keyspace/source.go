@@ -117,10 +117,6 @@ type source struct {
 	far    map[pairKey]heap.RecordID
 	seen   map[pairKey]struct{} // scratch of TakeDirty and compactDirty
 	verBuf []byte               // Version's encoded value
-	dups   map[pairKey]bool     // scratch of TakeDirty
-	filter []uint64             // scratch of TakeDirty
-	plan   []uint8              // scratch of TakeDirty: by physical id, how to take (planTake)
-	counts []int                // scratch of TakeDirty: listed pairs by physical id
 	hint   placeHint            // the slot Version found, for Placed
 	epoch  uint64               // 0 or 1: which dirty bit is cur (see cur, prev)
 }
