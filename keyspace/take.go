@@ -255,7 +255,9 @@ func (t *taking) leaving(phys int, r dirtyRef) {
 }
 
 // TakeSome returns up to max more of the pairs the take in progress takes
-// (heap keys), and whether the take is done. It implements
+// (heap keys), and whether the take is done; more than max only when one
+// segment of a table holds more keys to take than max (a walk takes a
+// segment whole). It implements
 // checkpoint.Source. Its work is bounded too (about max*250 ns), so that
 // it may return fewer keys, none even, before the take is done. The
 // slices are valid until the next TakeSome. Once done, the keys taken
@@ -325,9 +327,10 @@ func (ks *Keyspace) takeSome(a *heapKeys, max, budget int) bool {
 				t.phase, t.idx = takeClear, 0
 			}
 		case takeClear:
-			if t.walkTables(ks, takeWalk, a, max, budget, &work) {
-				t.phase, t.db, t.cursor = takeRefs, 0, 0
+			if !t.walkTables(ks, takeWalk, a, max, budget, &work) {
+				return false // the step's share is spent
 			}
+			t.phase, t.db, t.cursor = takeRefs, 0, 0
 		case takeRefs, takeLate:
 			for t.idx < len(t.refs) && len(a.out) < max && work < budget {
 				work += ks.takeRef(a, t.refs[t.idx])
@@ -343,9 +346,10 @@ func (ks *Keyspace) takeSome(a *heapKeys, max, budget int) bool {
 			ks.endTake()
 			return true
 		case takeWalkKeys:
-			if t.walkTables(ks, takeWalkMode, a, max, budget, &work) {
-				t.phase, t.db, t.cursor = takeLate, 0, 0
+			if !t.walkTables(ks, takeWalkMode, a, max, budget, &work) {
+				return false // the step's share is spent
 			}
+			t.phase, t.db, t.cursor = takeLate, 0, 0
 		}
 	}
 }
@@ -387,6 +391,12 @@ func (t *taking) walkTables(ks *Keyspace, plan uint8, a *heapKeys, max, budget i
 				return false
 			}
 			s1, s2, next := d.keys.scanSegs(t.cursor)
+			// A segment pair is walked whole (the cursor moves past it): it
+			// waits for the next step if its keys could pass max, unless
+			// this step has taken none.
+			if n := len(a.out) + w.n; plan == takeWalkMode && n > 0 && n+int(s1.used)+used(s2) > max {
+				return false
+			}
 			for _, s := range [2]*segment[entry]{s1, s2} {
 				if s == nil {
 					continue
@@ -416,6 +426,13 @@ func (t *taking) walkTables(ks *Keyspace, plan uint8, a *heapKeys, max, budget i
 		w.take()
 	}
 	return true
+}
+
+func used(s *segment[entry]) int {
+	if s == nil {
+		return 0
+	}
+	return int(s.used)
 }
 
 // endTake ends the take: no key has a prev bit left.
