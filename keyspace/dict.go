@@ -443,14 +443,26 @@ func (s *segment[V]) each(fn func(*slot[V])) {
 // visited one, so every key present for the whole walk is returned. Merges
 // can make the walk return some keys twice, never miss one.
 func (d *dict[V]) scan(cursor uint64, fn func(*slot[V])) uint64 {
+	s1, s2, next := d.scanSegs(cursor)
+	s1.each(fn)
+	if s2 != nil {
+		s2.each(fn)
+	}
+	return next
+}
+
+// scanSegs is scan's step without the calls: it returns the segments at
+// cursor (the second is nil unless the first was split at this level) and
+// the next cursor. The checkpoint's take walks tables with it (take.go).
+func (d *dict[V]) scanSegs(cursor uint64) (*segment[V], *segment[V], uint64) {
 	m := uint64(1)<<d.level - 1
 	b := cursor & m
-	d.segs[b].each(fn)
+	var s2 *segment[V]
 	if b < uint64(d.split) {
-		d.segs[b+m+1].each(fn)
+		s2 = &d.segs[b+m+1]
 	}
 	cursor |= ^m
-	return bits.Reverse64(bits.Reverse64(cursor) + 1)
+	return &d.segs[b], s2, bits.Reverse64(bits.Reverse64(cursor) + 1)
 }
 
 // random returns a key picked at random, or nil when the dict is empty. The

@@ -6,9 +6,12 @@ import "unsafe"
 // removal mark a pair for the next checkpoint, walk mode, and compaction.
 
 // changed marks the key in sl, of database d, dirty: it changed in place.
-// This is the hot path: a key already dirty costs a test.
+// This is the hot path: a key already dirty costs a test. A key that the
+// take in progress has yet to take (its prev bit) is left as it is: the
+// take returns it, and the checkpoint reads its Version, which covers
+// this change, only after that.
 func (ks *Keyspace) changed(d *db, sl *slot[entry]) {
-	if ks.TrackDirty && sl.v.loc&locDirty == 0 {
+	if ks.TrackDirty && sl.v.loc&locDirtyAny == 0 {
 		ks.becameDirty(d, sl)
 	}
 }
@@ -18,7 +21,7 @@ func (ks *Keyspace) changed(d *db, sl *slot[entry]) {
 //
 //go:noinline
 func (ks *Keyspace) becameDirty(d *db, sl *slot[entry]) {
-	sl.v.loc |= locDirty
+	sl.v.loc |= ks.src.cur()
 	if ks.dirtied(d, sl) {
 		ks.pushDirty(refOf(d, sl))
 	}
@@ -36,7 +39,7 @@ func (ks *Keyspace) dirtied(d *db, sl *slot[entry]) bool {
 // created marks a new key dirty. Its pair may already be listed, from a
 // key of the same name that was removed since the list was emptied.
 func (ks *Keyspace) created(d *db, sl *slot[entry]) {
-	sl.v.loc |= locDirty
+	sl.v.loc |= ks.src.cur()
 	if !ks.dirtied(d, sl) {
 		return
 	}
@@ -74,8 +77,14 @@ func (ks *Keyspace) leaving(d *db, sl *slot[entry]) (dirtyRef, bool) {
 	ks.src.deaths++
 	r := refOf(d, sl)
 	r.db |= refGone
-	if sl.v.loc&locDirty == 0 {
-		sl.v.loc |= locDirty // the key is still there: a compaction must see it listed
+	if sl.v.loc&ks.src.prev() != 0 {
+		// The take in progress has yet to take the pair: it will, and the
+		// Version the checkpoint reads then covers this removal.
+		ks.take.leaving(d.phys, r)
+		return r, false
+	}
+	if sl.v.loc&ks.src.cur() == 0 {
+		sl.v.loc |= ks.src.cur() // the key is still there: a compaction must see it listed
 		return r, true
 	}
 	dd := &ks.src.dbs[d.phys]
@@ -166,10 +175,10 @@ func (ks *Keyspace) dedupeDirty() []dirtyRef {
 	j := 0
 	for _, r := range refs {
 		if sl := ks.findRef(r); sl != nil {
-			if sl.v.loc&locDirty == 0 {
+			if sl.v.loc&ks.src.cur() == 0 {
 				continue
 			}
-			sl.v.loc &^= locDirty
+			sl.v.loc &^= ks.src.cur()
 		} else {
 			if ks.src.seen == nil {
 				ks.src.seen = make(map[pairKey]struct{})
@@ -196,7 +205,7 @@ func (ks *Keyspace) compactDirty() {
 		refs := ks.dedupeDirty()
 		for _, r := range refs {
 			if sl := ks.findRef(r); sl != nil {
-				sl.v.loc |= locDirty
+				sl.v.loc |= ks.src.cur()
 			}
 		}
 		ks.src.dirty = refs
@@ -222,7 +231,7 @@ func (ks *Keyspace) sweepUntracked() {
 	for _, d := range ks.pdbs {
 		d.keys.each(func(sl *slot[entry]) {
 			if sl.v.loc == 0 {
-				sl.v.loc = locDirty
+				sl.v.loc = ks.src.cur()
 				if ks.dirtied(d, sl) {
 					ks.listRef(refOf(d, sl))
 				}

@@ -74,6 +74,7 @@ type Keyspace struct {
 	applyOps []applyOp // MOOND.APPLY's ops being applied
 
 	src  source    // the checkpoint source's state (source.go)
+	take taking    // the take in progress (take.go)
 	load loadState // the state of a recovery (recovery.go)
 }
 

@@ -74,17 +74,24 @@ type entry struct {
 	loc uint64
 }
 
-// Layout of entry.loc: dirty (bit 63), file id (bits 31-62), page (bits
-// 7-30), slot (bits 0-6). File ids start at 1, so a word whose file field
+// Layout of entry.loc: two dirty bits (63 and 62), file id (bits 31-61),
+// page (bits 7-30), slot (bits 0-6). The dirty bits take turns: one marks
+// the pairs changed since the take in progress began (source.cur), the
+// other the keys that take has yet to take (source.prev; see take.go). A
+// key never has both set. File ids start at 1, so a word whose file field
 // is 0 holds no location, except locFar: the location did not fit and
-// lives in source.far. Files are 64 MiB (16384 pages) but a record whose
+// lives in source.far (a file id of 2^31 or more, which a counter from 1
+// never reaches in practice, or a page too far). Files are 64 MiB (16384 pages) but a record whose
 // chain is larger gets a file of its own, whose free pages may later hold
 // any record's head: a head page at 2^24-1 or beyond needs a file over 64
 // GiB (a record that large, or a MaxFileSize above it); a 512 MiB string
 // under a 512 MiB key needs 2^18 pages.
 const (
-	locDirty     = 1 << 63
-	locWhere     = locDirty - 1 // the location bits
+	locDirtyA    = 1 << 63
+	locDirtyB    = 1 << 62
+	locDirtyAny  = locDirtyA | locDirtyB
+	locWhere     = locDirtyB - 1 // the location bits
+	locFileLimit = 1 << 31       // a file id at or above it does not fit
 	locFileShift = 31
 	locPageShift = 7
 	locPageMask  = 1<<24 - 1
@@ -110,12 +117,16 @@ type source struct {
 	far    map[pairKey]heap.RecordID
 	seen   map[pairKey]struct{} // scratch of TakeDirty and compactDirty
 	verBuf []byte               // Version's encoded value
-	dups   map[pairKey]bool     // scratch of TakeDirty
-	filter []uint64             // scratch of TakeDirty
-	plan   []uint8              // scratch of TakeDirty: by physical id, how to take (planTake)
-	counts []int                // scratch of TakeDirty: listed pairs by physical id
 	hint   placeHint            // the slot Version found, for Placed
+	epoch  uint64               // 0 or 1: which dirty bit is cur (see cur, prev)
 }
+
+// cur is the dirty bit of the pairs changed since the last take began.
+func (s *source) cur() uint64 { return locDirtyA >> s.epoch }
+
+// prev is the dirty bit of the keys the take in progress has yet to take
+// (none when no take is in progress).
+func (s *source) prev() uint64 { return locDirtyB << s.epoch }
 
 // dbDirty is a database's share of the dirty state.
 type dbDirty struct {
@@ -245,7 +256,7 @@ func packLoc(id heap.RecordID) (uint64, bool) {
 	if id.File == 0 {
 		panic(fmt.Sprintf("keyspace: heap location %v names file 0", id))
 	}
-	if id.Page >= locPageMask || uint64(id.Slot) > locSlotMask {
+	if id.Page >= locPageMask || uint64(id.Slot) > locSlotMask || uint64(id.File) >= locFileLimit {
 		return 0, false
 	}
 	return uint64(id.File)<<locFileShift | uint64(id.Page)<<locPageShift | uint64(id.Slot), true
@@ -430,8 +441,8 @@ func (ks *Keyspace) RedirtyFile(file uint32) int {
 			}
 			ks.takeLoc(d.phys, sl)
 			n++
-			if sl.v.loc&locDirty == 0 {
-				sl.v.loc |= locDirty
+			if sl.v.loc&locDirtyAny == 0 { // a key the take in progress has yet to take is left to it
+				sl.v.loc |= ks.src.cur()
 				if ks.dirtied(d, sl) {
 					ks.listRef(refOf(d, sl))
 				}

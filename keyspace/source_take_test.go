@@ -49,7 +49,7 @@ func checkDirtyRefs(t testing.TB, ks *Keyspace) {
 			t.Fatalf("pair %d/%q listed twice, and maybeDup is false", p.db, p.key)
 		}
 		all[p] = true
-		if sl := ks.findRef(r); sl != nil && sl.v.loc&locDirty == 0 {
+		if sl := ks.findRef(r); sl != nil && sl.v.loc&ks.src.cur() == 0 {
 			t.Fatalf("key %d/%q is listed but its dirty bit is clear", p.db, p.key)
 		}
 	}
@@ -60,7 +60,7 @@ func checkDirtyRefs(t testing.TB, ks *Keyspace) {
 		}
 		live, liveLen := 0, 0
 		d.keys.each(func(sl *slot[entry]) {
-			if sl.v.loc&locDirty == 0 {
+			if sl.v.loc&ks.src.cur() == 0 {
 				return
 			}
 			live++

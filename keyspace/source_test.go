@@ -686,13 +686,15 @@ func TestLocationsThatDoNotFitTheSlotWord(t *testing.T) {
 		fits bool
 	}{
 		{heap.RecordID{File: 1}, true},
-		{heap.RecordID{File: 1<<32 - 1, Page: locPageMask - 1, Slot: locSlotMask}, true},
+		{heap.RecordID{File: locFileLimit - 1, Page: locPageMask - 1, Slot: locSlotMask}, true},
+		{heap.RecordID{File: locFileLimit}, false}, // a dirty bit took the file field's top bit
+		{heap.RecordID{File: 1<<32 - 1}, false},
 		{heap.RecordID{File: 2, Page: locPageMask}, false},
 		{heap.RecordID{File: 2, Page: 1 << 30}, false},
 		{heap.RecordID{File: 2, Slot: locSlotMask + 1}, false},
 	} {
 		bits, ok := packLoc(c.id)
-		if ok != c.fits || ok && (unpackLoc(bits) != c.id || bits&locDirty != 0 || bits == locFar) {
+		if ok != c.fits || ok && (unpackLoc(bits) != c.id || bits&locDirtyAny != 0 || bits == locFar) {
 			t.Errorf("packLoc(%v) = %x, %v", c.id, bits, ok)
 		}
 	}

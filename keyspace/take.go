@@ -2,11 +2,72 @@ package keyspace
 
 import (
 	"encoding/binary"
+	"fmt"
+	"math"
 	"math/bits"
 )
 
-// TakeDirty: how the checkpoint takes the dirty pairs (see source.go), by
-// walking a database's table or by looking each listed pair up.
+// Taking the dirty pairs (see source.go), in steps.
+//
+// BeginTake is called at the checkpoint's redo point and costs O(number of
+// databases): the dirty state (the list, each database's counts and mode)
+// becomes the take's, the keyspace starts an empty one, and the two dirty
+// bits of entry.loc swap roles (source.epoch): what was cur, the bit of
+// every key dirty now, becomes prev, the bit of the keys the take has yet
+// to take; cur, clear on every key (the last take cleared its prev bits),
+// marks what changes from now on. TakeSome then returns the pairs a
+// bounded slice of work at a time, while clients write in between.
+//
+// The take's work comes in phases, over the whole keyspace:
+//
+//  1. takeDups: the marked references' pairs (refDup) go into a set, when
+//     the list may name a pair twice: a reference is taken unless its
+//     pair is in the set and was taken already.
+//  2. takeClear: the tables of the databases planned takeWalk (list mode,
+//     many listed pairs) are walked and every prev bit cleared: their
+//     listed pairs are then taken as listed, with no lookup.
+//  3. takeRefs: every reference is taken; but for takeWalk, its key is
+//     looked up and its prev bit cleared.
+//  4. takeWalkKeys: the tables of the databases in walk mode are walked,
+//     and every key whose prev bit is set is taken and its bit cleared.
+//  5. takeRefs again for the late references (see below), then done.
+//
+// Why every pair dirty at BeginTake is taken, once, whatever runs between
+// two steps (the argument the tests check, source_take_test.go):
+//
+//   - A pair dirty at BeginTake is listed, or (walk mode) its key has its
+//     prev bit set. A listed pair is taken in phase 3; the references
+//     only grow. A key with its prev bit set and listed nowhere is in a
+//     walk-mode database: if it stays for the whole walk, the walk finds
+//     it (the dict's SCAN cursor, dict.scanSegs, visits every key present
+//     from its start to its end however the table grows or shrinks); if
+//     it leaves first, leaving lists a late reference (taking.leaving)
+//     that phase 5 takes.
+//   - A bit is cleared only with the pair taken in the same step or
+//     later: phase 3 clears the key's bit as it takes the pair, phase 4
+//     too, and phase 2 before phase 3 takes the listed pair. The
+//     checkpoint reads a taken pair's Version after it was taken, so the
+//     version it writes covers every change made before the bit was
+//     cleared; a change after that finds no bit set and sets cur: the
+//     next checkpoint takes the pair again. A change to a key whose prev
+//     bit is still set needs nothing more (changed leaves it): the take
+//     has yet to take it.
+//   - Each pair once: unmarked references name distinct pairs (see
+//     refDup), and the set of phase 1 holds every pair that a marked
+//     reference names, with whether it was taken. A late reference's
+//     pair joins the set when it is listed. A walk takes only keys whose
+//     prev bit is set and clears it, so a key the walk sees twice (a merge
+//     moves keys to a segment it visited) is taken once, and a key of a
+//     listed pair had its bit cleared in phase 3 before the walk. Only
+//     the keys present at BeginTake have a prev bit; a key made since has
+//     cur, so no key of a late reference's pair (which left) is walked.
+//   - When the take is done no key has a prev bit (in list mode every key
+//     with one was listed and looked up, or its table walked; in walk mode
+//     walked), so the next BeginTake may swap the bits again.
+//
+// A pair may be taken by this take and be dirty (cur) again for the next:
+// it changed after its bit was cleared, or it left and came back. That is
+// the price of never stopping the loop for the whole take.
 
 // takeWalkRatio: TakeDirty walks a database's table, rather than looking
 // up each listed key of it, when the database has fewer than this many
@@ -15,219 +76,393 @@ import (
 // or three times (over 150 ns). A variable for the tests.
 var takeWalkRatio = 16
 
-// TakeDirty returns the heap keys of the pairs that changed since the last
-// call, live or deleted, each once, and forgets them: their keys' dirty
-// bits are cleared. It implements checkpoint.Source. The slices are the
-// caller's, and share one allocation.
-//
-// The first call also returns every key that was made while TrackDirty
-// was off and has no heap location.
-//
-// It runs on the shard's loop, all at once: its cost is a pause of the
-// shard. How each database's pairs are taken is planTake's choice.
-// Every database leaves walk mode.
-func (ks *Keyspace) TakeDirty() [][]byte {
+// How a take takes a database's pairs (see planTake).
+const (
+	// takeLookup: each listed pair looked up, and its bit cleared.
+	takeLookup = iota
+	// takeWalk: the table walked to clear the bits, then the listed pairs
+	// taken as listed.
+	takeWalk
+	// takeWalkMode: walk mode; the listed pairs looked up, then the table
+	// walked for the other keys whose bit is set.
+	takeWalkMode
+)
+
+// The phases of a take (see above).
+const (
+	takeIdle = iota
+	takeDups
+	takeClear
+	takeRefs
+	takeWalkKeys
+	takeLate
+)
+
+// The work a take step may do, in about nanoseconds of a large keyspace:
+// a step given n keys may do n*takeStepCost. A lookup misses the cache; a
+// slot of a walk is read in order.
+const (
+	takeStepCost   = 250
+	takeCostSlot   = 2
+	takeCostKey    = 30
+	takeCostRef    = 10
+	takeCostLookup = 150
+	takeCostDup    = 60
+)
+
+// taking is the take in progress.
+type taking struct {
+	phase     int
+	refs      []dirtyRef // the list at BeginTake, then the late references
+	dbs       []dbDirty  // the databases' counts at BeginTake
+	plan      []uint8    // by physical id (planTake)
+	maybeDup  bool       // refs may name a pair twice
+	idx       int        // the next reference of phases 1, 3 and 5
+	db        int        // the database phases 2 and 4 walk
+	cursor    uint64     // its scan cursor
+	dups      map[pairKey]bool
+	filter    []uint64 // a one-hash Bloom filter of dups' pairs
+	shift     uint
+	filterMem []uint64 // filter's memory, kept between takes
+	out       heapKeys // TakeSome's result, reused
+}
+
+// Taking reports whether a take is in progress.
+func (ks *Keyspace) Taking() bool { return ks.take.phase != takeIdle }
+
+// BeginTake starts taking the pairs that are dirty now, live or deleted:
+// TakeSome returns them. It implements checkpoint.Source. It costs O(the
+// number of databases), but the first call, which also marks every key
+// made while TrackDirty was off and has no heap location (sweepUntracked).
+// No take may be in progress.
+func (ks *Keyspace) BeginTake() {
+	t := &ks.take
+	if t.phase != takeIdle {
+		panic("keyspace: BeginTake while a take is in progress")
+	}
 	ks.sweepUntracked()
-	refs := ks.src.dirty
-	plan := ks.planTake(refs)
+	if ks.src.maybeDup && len(ks.src.dirty) >= ks.src.compactAt {
+		ks.compactDirty()
+	}
+	t.refs = ks.src.dirty
+	t.dbs = append(t.dbs[:0], ks.src.dbs...)
+	t.maybeDup = ks.src.maybeDup
+	t.planTake(ks)
+	t.idx, t.db, t.cursor = 0, 0, 0
+	t.filter = nil
+	t.phase = takeDups
+	if t.maybeDup {
+		t.makeFilter(len(t.refs))
+	}
+
+	ks.src.dirty = nil
+	ks.src.deaths = 0
+	ks.src.maybeDup = false
+	ks.src.compactAt = 1024
+	clear(ks.src.dbs) // no key is dirty (cur): list mode, nothing listed
+	clear(ks.src.removedDirty)
+	ks.src.epoch ^= 1
+	ks.src.hint = placeHint{}
+}
+
+// planTake decides, for each physical database, how the take takes its
+// pairs. In list mode it walks the table rather than look up each listed
+// pair when the database has fewer than takeWalkRatio keys per listed
+// pair; a database in walk mode is walked.
+func (t *taking) planTake(ks *Keyspace) {
+	if len(t.plan) != len(ks.pdbs) {
+		t.plan = make([]uint8, len(ks.pdbs))
+	}
+	for phys, d := range ks.pdbs {
+		dd := &t.dbs[phys]
+		switch {
+		case dd.walking:
+			t.plan[phys] = takeWalkMode
+		case dd.listed > 0 && dd.listed*takeWalkRatio >= d.keys.count:
+			t.plan[phys] = takeWalk
+		default:
+			t.plan[phys] = takeLookup
+		}
+	}
+}
+
+// makeFilter sizes the filter for about n pairs (16 bits a pair) and the
+// set, if they are not made yet.
+func (t *taking) makeFilter(n int) {
+	if t.dups == nil {
+		t.dups = make(map[pairKey]bool)
+	}
+	if t.filter != nil {
+		return
+	}
+	lg := min(max(bits.Len(uint(n))+4, 12), 24)
+	if cap(t.filterMem) < 1<<lg/64 {
+		t.filterMem = make([]uint64, 1<<lg/64)
+	}
+	t.filter, t.shift = t.filterMem[:1<<lg/64], uint(64-lg)
+	clear(t.filter)
+}
+
+// addDup puts p in the set, not taken yet.
+func (t *taking) addDup(p pairKey) {
+	if _, ok := t.dups[p]; ok {
+		return
+	}
+	t.dups[p] = false
+	h := pairSig(p.db, p.key) >> t.shift
+	t.filter[h/64] |= 1 << (h % 64)
+}
+
+// taken reports whether r's pair was taken already, and records that it
+// is now.
+func (t *taking) taken(r dirtyRef) bool {
+	if t.filter == nil {
+		return false
+	}
+	h := pairSig(r.phys(), r.key()) >> t.shift
+	if t.filter[h/64]&(1<<(h%64)) == 0 {
+		return false
+	}
+	p := r.pair()
+	taken, ok := t.dups[p]
+	if !ok {
+		return false
+	}
+	if !taken {
+		t.dups[p] = true
+	}
+	return taken
+}
+
+// leaving is told of a key whose prev bit is set (the take has yet to
+// take it) that leaves its pair, r being its reference (refGone). In list
+// mode its pair is listed; in walk mode it may not be, and the walk would
+// not find the key: a late reference lists it.
+func (t *taking) leaving(phys int, r dirtyRef) {
+	if t.phase == takeIdle {
+		panic(fmt.Sprintf("keyspace: key %d/%q has a prev dirty bit and no take is in progress", phys, r.key()))
+	}
+	if t.plan[phys] != takeWalkMode {
+		return
+	}
+	if t.phase > takeWalkKeys {
+		panic(fmt.Sprintf("keyspace: key %d/%q has a prev dirty bit after its table was walked", phys, r.key()))
+	}
+	r.db |= refDup
+	t.makeFilter(len(t.refs))
+	t.addDup(r.pair())
+	t.refs = append(t.refs, r)
+}
+
+// TakeSome returns up to max more of the pairs the take in progress takes
+// (heap keys), and whether the take is done; more than max only when one
+// segment of a table holds more keys to take than max (a walk takes a
+// segment whole). It implements
+// checkpoint.Source. Its work is bounded too (about max*250 ns), so that
+// it may return fewer keys, none even, before the take is done. The
+// slices are valid until the next TakeSome. Once done, the keys taken
+// have their dirty bits cleared, and BeginTake may be called again.
+func (ks *Keyspace) TakeSome(max int) ([][]byte, bool) {
+	a := &ks.take.out
+	a.buf, a.out = a.buf[:0], a.out[:0]
+	done := ks.takeSome(a, max, max*takeStepCost)
+	if cap(a.buf) > 1<<20 && len(a.buf) < 1<<16 {
+		a.buf = nil // a step of huge keys: not kept
+	}
+	return a.out, done
+}
+
+// TakeDirty returns the heap keys of the pairs that changed since the last
+// take began, live or deleted, each once, and forgets them: BeginTake and
+// TakeSome until done, in one call. The slices are the caller's, and
+// share one allocation. No take may be in progress.
+func (ks *Keyspace) TakeDirty() [][]byte {
+	ks.BeginTake()
+	t := &ks.take
 	// Every pair returned has a reference of its own name in the list or
 	// is a live dirty key of a database in walk mode, so this much room
 	// is enough.
-	size, n := 0, len(refs)
-	for _, r := range refs {
+	size, n := 0, len(t.refs)
+	for _, r := range t.refs {
 		size += uvarintLen(uint64(r.phys())) + int(r.n)
 	}
-	for phys, dd := range ks.src.dbs {
+	for phys, dd := range t.dbs {
 		if dd.walking {
 			size += dd.live*uvarintLen(uint64(phys)) + dd.liveLen
 			n += dd.live
 		}
 	}
 	a := heapKeys{buf: make([]byte, 0, size), out: make([][]byte, 0, n)}
-	ks.takeByWalk(&a, refs, plan)
-	ks.takeByLookup(&a, refs, plan)
-	clear(refs)
-	if cap(refs) > 1<<16 {
-		refs = nil
+	if !ks.takeSome(&a, math.MaxInt, math.MaxInt) {
+		panic("keyspace: a take with no bound left work undone")
 	}
-	ks.src.dirty = refs[:0]
-	ks.src.deaths = 0
-	ks.src.maybeDup = false
-	ks.src.compactAt = 1024
-	clear(ks.src.dbs) // no key is dirty: list mode, nothing listed
-	clear(ks.src.removedDirty)
 	return a.out
 }
 
-// How TakeDirty takes a database's pairs (see planTake).
-const (
-	// takeLookup: each listed pair looked up (takeByLookup).
-	takeLookup = iota
-	// takeWalk: the listed pairs taken as listed, and the table walked to
-	// clear the dirty bits (takeByWalk).
-	takeWalk
-	// takeWalkMode: walk mode; the listed pairs taken as listed, each
-	// once, and the table walked for the dirty keys of the other pairs
-	// (takeByWalk).
-	takeWalkMode
-	// takeWalkModeLookup: walk mode; the listed pairs with no key taken
-	// (looked up: takeByLookup), and the table walked for the dirty keys
-	// (takeByWalk).
-	takeWalkModeLookup
-)
-
-// planTake decides, for each physical database, how TakeDirty takes its
-// pairs, and returns the plans by physical id. In list mode it walks the
-// table rather than look up each listed pair when the database has fewer
-// than takeWalkRatio keys per listed pair. In walk mode it walks the
-// table, and looks up each listed pair rather than check every dirty key
-// against the listed ones (a set, and a filter in front of it) when there
-// are fewer than 1/takeWalkRatio as many listed pairs as dirty keys.
-func (ks *Keyspace) planTake(refs []dirtyRef) []uint8 {
-	if len(ks.src.plan) != len(ks.pdbs) {
-		ks.src.plan = make([]uint8, len(ks.pdbs))
-		ks.src.counts = make([]int, len(ks.pdbs))
+// takeSome runs the take's phases until max keys are in a, budget work is
+// spent, or the take is done, which it reports.
+func (ks *Keyspace) takeSome(a *heapKeys, max, budget int) bool {
+	t := &ks.take
+	if t.phase == takeIdle {
+		panic("keyspace: TakeSome with no take in progress")
 	}
-	plan, counts := ks.src.plan, ks.src.counts
-	clear(counts)
-	for _, r := range refs {
-		counts[r.phys()]++
-	}
-	for phys, d := range ks.pdbs {
-		dd := &ks.src.dbs[phys]
-		switch {
-		case dd.walking && counts[phys]*takeWalkRatio < dd.live:
-			plan[phys] = takeWalkModeLookup
-		case dd.walking:
-			plan[phys] = takeWalkMode
-		case counts[phys] > 0 && counts[phys]*takeWalkRatio >= d.keys.count:
-			plan[phys] = takeWalk
-		default:
-			plan[phys] = takeLookup
+	work := 0
+	for {
+		if len(a.out) >= max || work >= budget {
+			return false
+		}
+		switch t.phase {
+		case takeDups:
+			if !t.maybeDup {
+				t.phase = takeClear
+				continue
+			}
+			for ; t.idx < len(t.refs) && work < budget; t.idx++ {
+				if r := t.refs[t.idx]; r.mayDup() {
+					t.addDup(r.pair())
+					work += takeCostDup
+				}
+			}
+			if t.idx == len(t.refs) {
+				t.phase, t.idx = takeClear, 0
+			}
+		case takeClear:
+			if !t.walkTables(ks, takeWalk, a, max, budget, &work) {
+				return false // the step's share is spent
+			}
+			t.phase, t.db, t.cursor = takeRefs, 0, 0
+		case takeRefs, takeLate:
+			for t.idx < len(t.refs) && len(a.out) < max && work < budget {
+				work += ks.takeRef(a, t.refs[t.idx])
+				t.idx++
+			}
+			if t.idx < len(t.refs) {
+				continue
+			}
+			if t.phase == takeRefs {
+				t.phase = takeWalkKeys
+				continue
+			}
+			ks.endTake()
+			return true
+		case takeWalkKeys:
+			if !t.walkTables(ks, takeWalkMode, a, max, budget, &work) {
+				return false // the step's share is spent
+			}
+			t.phase, t.db, t.cursor = takeLate, 0, 0
 		}
 	}
-	return plan
 }
 
-// takeByWalk takes the pairs of the databases whose plan is a walk. The
-// listed pairs are taken in the list's order, with no lookup: every key
-// of a listed pair has its dirty bit set and, in list mode, every key
-// whose bit is set is listed, so a walk of the table clears the bits.
-// Without duplicates (!maybeDup) each reference is a pair of its own;
-// otherwise each unmarked reference is, unless a marked one names the
-// same pair (see refDup), and only the marked ones' pairs are kept in a
-// set. In walk mode (takeWalkMode) every reference's pair is kept in the
-// set, and the walk takes each key whose bit is set and whose pair is not
-// in it; with takeWalkModeLookup the walk takes every key whose bit is
-// set, and takeByLookup the listed pairs that have no key.
-func (ks *Keyspace) takeByWalk(a *heapKeys, refs []dirtyRef, plan []uint8) {
-	var dups map[pairKey]bool // the marked references' pairs, and walk mode's: taken yet?
-	if ks.src.maybeDup || ks.anyWalking() {
-		for _, r := range refs {
-			if p := plan[r.phys()]; p == takeWalk && ks.src.maybeDup && r.mayDup() || p == takeWalkMode {
-				if dups == nil {
-					dups = ks.src.dups
-					if dups == nil {
-						dups = make(map[pairKey]bool)
-						ks.src.dups = dups
-					}
-				}
-				dups[r.pair()] = false
-			}
+// takeRef takes the pair r names, unless it was taken already, and
+// returns the work it cost.
+func (ks *Keyspace) takeRef(a *heapKeys, r dirtyRef) int {
+	t := &ks.take
+	phys := r.phys()
+	cost := takeCostRef + takeCostKey
+	if t.plan[phys] != takeWalk {
+		cost += takeCostLookup
+		if sl := ks.findRef(r); sl != nil {
+			sl.v.loc &^= ks.src.prev()
 		}
 	}
-	// A one-hash Bloom filter of dups' pairs, about 16 bits a pair, spares
-	// most references a lookup in dups.
-	var filter []uint64
-	var shift uint
-	if len(dups) > 0 {
-		lg := min(max(bits.Len(uint(len(dups)))+4, 12), 24)
-		if cap(ks.src.filter) < 1<<lg/64 {
-			ks.src.filter = make([]uint64, 1<<lg/64)
-		}
-		filter, shift = ks.src.filter[:1<<lg/64], uint(64-lg)
-		clear(filter)
-		for p := range dups {
-			h := pairSig(p.db, p.key) >> shift
-			filter[h/64] |= 1 << (h % 64)
-		}
+	if t.taken(r) {
+		return cost
 	}
-	for _, r := range refs {
-		phys := r.phys()
-		if p := plan[phys]; p != takeWalk && p != takeWalkMode {
+	a.add(phys, unsafeBytes(r.key()))
+	return cost
+}
+
+// walkTables walks, from where it left off, the tables of the databases
+// planned plan: takeWalk clears the prev bits, takeWalkMode takes the keys
+// that have one. It reports whether every such table was walked.
+func (t *taking) walkTables(ks *Keyspace, plan uint8, a *heapKeys, max, budget int, work *int) bool {
+	prev := ks.src.prev()
+	w := walkTaker{a: a, prev: prev}
+	defer w.take()
+	for ; t.db < len(ks.pdbs); t.db, t.cursor = t.db+1, 0 {
+		if t.plan[t.db] != plan {
 			continue
 		}
-		if filter != nil {
-			if h := pairSig(phys, r.key()) >> shift; filter[h/64]&(1<<(h%64)) != 0 {
-				p := r.pair()
-				if taken, ok := dups[p]; ok {
-					if taken {
-						continue
-					}
-					dups[p] = true
-				}
+		d := ks.pdbs[t.db]
+		w.phys = t.db
+		for {
+			if len(a.out)+w.n >= max || *work >= budget {
+				return false
 			}
-		}
-		a.add(phys, unsafeBytes(r.key()))
-	}
-	w := walkTaker{a: a, dups: dups}
-	for phys, d := range ks.pdbs {
-		switch plan[phys] {
-		case takeLookup:
-			continue
-		case takeWalk:
-			for si := range d.keys.segs {
-				slots := d.keys.segs[si].slots
-				for i := range slots {
-					if sl := &slots[i]; sl.v.loc&locDirty != 0 { // a free slot's loc is 0
-						sl.v.loc &^= locDirty
+			s1, s2, next := d.keys.scanSegs(t.cursor)
+			// A segment pair is walked whole (the cursor moves past it): it
+			// waits for the next step if its keys could pass max, unless
+			// this step has taken none.
+			if n := len(a.out) + w.n; plan == takeWalkMode && n > 0 && n+int(s1.used)+used(s2) > max {
+				return false
+			}
+			for _, s := range [2]*segment[entry]{s1, s2} {
+				if s == nil {
+					continue
+				}
+				*work += len(s.slots) * takeCostSlot
+				if plan == takeWalk {
+					for i := range s.slots {
+						s.slots[i].v.loc &^= prev // a free slot's loc is 0
+					}
+					continue
+				}
+				for i := range s.slots {
+					if sl := &s.slots[i]; sl.v.loc&prev != 0 {
+						w.batch[w.n] = sl
+						*work += takeCostKey
+						if w.n++; w.n == len(w.batch) {
+							w.take()
+						}
 					}
 				}
 			}
-			continue
-		case takeWalkMode:
-			w.filter, w.shift = filter, shift
-		case takeWalkModeLookup:
-			w.filter = nil // no pair of it is in dups
-		}
-		w.phys = phys
-		for si := range d.keys.segs {
-			slots := d.keys.segs[si].slots
-			for i := range slots {
-				if sl := &slots[i]; sl.v.loc&locDirty != 0 {
-					sl.v.loc &^= locDirty
-					w.batch[w.n] = sl
-					if w.n++; w.n == len(w.batch) {
-						w.take()
-					}
-				}
+			t.cursor = next
+			if next == 0 {
+				break
 			}
 		}
 		w.take()
 	}
-	if len(dups) > 1<<16 {
-		ks.src.dups, ks.src.filter = nil, nil
-	} else {
-		clear(dups)
-	}
+	return true
 }
 
-// walkTaker takes the dirty keys a walk of a table in walk mode finds,
-// but those whose pair the list gave (in dups, when there is a filter), a
-// batch at a time. Keys lie in memory in the order they were made, not
-// the table's: reading each misses the cache. A first loop reads a byte
-// of each key of the batch, loads that do not depend on one another,
-// which the processor overlaps, so that the copies find the keys in the
-// cache.
+func used(s *segment[entry]) int {
+	if s == nil {
+		return 0
+	}
+	return int(s.used)
+}
+
+// endTake ends the take: no key has a prev bit left.
+func (ks *Keyspace) endTake() {
+	t := &ks.take
+	clear(t.refs) // they keep removed keys' bytes alive
+	t.refs = nil
+	if len(t.dups) > 1<<16 {
+		t.dups = nil
+		t.filterMem = nil
+	} else {
+		clear(t.dups)
+	}
+	t.filter = nil
+	t.phase = takeIdle
+}
+
+// walkTaker takes the keys a walk finds with their prev bit set, and
+// clears it, a batch at a time. Keys lie in memory in the order they were
+// made, not the table's: reading each misses the cache. A first loop
+// reads a byte of each key of the batch, loads that do not depend on one
+// another, which the processor overlaps, so that the copies find the keys
+// in the cache.
 type walkTaker struct {
-	a      *heapKeys
-	dups   map[pairKey]bool
-	filter []uint64
-	shift  uint
-	phys   int
-	n      int
-	batch  [64]*slot[entry]
-	sink   byte
+	a     *heapKeys
+	prev  uint64
+	phys  int
+	n     int
+	batch [64]*slot[entry]
+	sink  byte
 }
 
 func (w *walkTaker) take() {
@@ -239,29 +474,13 @@ func (w *walkTaker) take() {
 	}
 	w.sink += x
 	for _, sl := range batch {
-		if w.filter != nil {
-			if h := pairSig(w.phys, sl.key()) >> w.shift; w.filter[h/64]&(1<<(h%64)) != 0 {
-				if _, ok := w.dups[pairKey{w.phys, sl.key()}]; ok {
-					continue // taken from the list
-				}
-			}
-		}
+		sl.v.loc &^= w.prev
 		w.a.add(w.phys, sl.keyBytes())
 	}
 	clear(batch)
 }
 
-// anyWalking reports whether a database is in walk mode.
-func (ks *Keyspace) anyWalking() bool {
-	for i := range ks.src.dbs {
-		if ks.src.dbs[i].walking {
-			return true
-		}
-	}
-	return false
-}
-
-// pairSig is a hash of a pair for takeByWalk's filter: of its database,
+// pairSig is a hash of a pair for the take's filter: of its database,
 // its key's length and its key's last 8 bytes (read in one load), which
 // tell apart most keys named after a counter. Its high bits are the best.
 func pairSig(phys int, key string) uint64 {
@@ -279,38 +498,7 @@ func pairSig(phys int, key string) uint64 {
 	return h * 0x9e3779b97f4a7c15
 }
 
-// takeByLookup takes the listed pairs of the databases whose plan is a
-// lookup, each looked up: a live key's dirty bit says whether its pair
-// was taken already, and a set holds the deleted pairs taken when the
-// list may name a pair twice. In walk mode (takeWalkModeLookup) a pair
-// whose key is live is the walk's to take (its bit is set).
-func (ks *Keyspace) takeByLookup(a *heapKeys, refs []dirtyRef, plan []uint8) {
-	for _, r := range refs {
-		p := plan[r.phys()]
-		if p != takeLookup && p != takeWalkModeLookup {
-			continue
-		}
-		if sl := ks.findRef(r); sl != nil {
-			if p == takeWalkModeLookup || sl.v.loc&locDirty == 0 {
-				continue
-			}
-			sl.v.loc &^= locDirty
-		} else if ks.src.maybeDup {
-			if ks.src.seen == nil {
-				ks.src.seen = make(map[pairKey]struct{})
-			}
-			p := r.pair()
-			if _, ok := ks.src.seen[p]; ok {
-				continue
-			}
-			ks.src.seen[p] = struct{}{}
-		}
-		a.add(r.phys(), unsafeBytes(r.key()))
-	}
-	clear(ks.src.seen)
-}
-
-// heapKeys is TakeDirty's result being built: heap keys in one buffer.
+// heapKeys is a take's result being built: heap keys in one buffer.
 type heapKeys struct {
 	buf []byte
 	out [][]byte
@@ -344,4 +532,14 @@ func (ks *Keyspace) DirtyKeys() int {
 		}
 	}
 	return n
+}
+
+// anyWalking reports whether a database is in walk mode.
+func (ks *Keyspace) anyWalking() bool {
+	for i := range ks.src.dbs {
+		if ks.src.dbs[i].walking {
+			return true
+		}
+	}
+	return false
 }

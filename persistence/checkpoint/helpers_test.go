@@ -210,9 +210,10 @@ func (w *fakeWAL) fpis() int {
 
 // fakeSource is a tiny keyspace.
 type fakeSource struct {
-	w     WAL // where set and del log their records
-	keys  map[string]*keyState
-	dirty []string
+	w      WAL // where set and del log their records
+	keys   map[string]*keyState
+	dirty  []string
+	taking [][]byte // the take in progress (nil: none)
 }
 
 type keyState struct {
@@ -251,17 +252,35 @@ func (s *fakeSource) vanished(file uint32) {
 	}
 }
 
-func (s *fakeSource) TakeDirty() [][]byte {
+// BeginTake takes the dirty keys at once; TakeSome hands them out a few
+// at a time, so that a take spans loop steps.
+func (s *fakeSource) BeginTake() {
+	if s.taking != nil {
+		panic("fakeSource: BeginTake while a take is in progress")
+	}
 	seen := map[string]bool{}
-	var out [][]byte
+	s.taking = [][]byte{}
 	for _, k := range s.dirty {
 		if !seen[k] {
 			seen[k] = true
-			out = append(out, []byte(k))
+			s.taking = append(s.taking, []byte(k))
 		}
 	}
 	s.dirty = nil
-	return out
+}
+
+func (s *fakeSource) TakeSome(max int) ([][]byte, bool) {
+	if s.taking == nil {
+		panic("fakeSource: TakeSome with no take in progress")
+	}
+	n := min(max, len(s.taking), 7)
+	out := s.taking[:n]
+	s.taking = s.taking[n:]
+	if len(s.taking) == 0 {
+		s.taking = nil
+		return out, true
+	}
+	return out, false
 }
 
 func (s *fakeSource) Version(key []byte) Version {

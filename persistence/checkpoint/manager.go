@@ -82,9 +82,11 @@ type Manager struct {
 	retryAt   time.Time
 	retryGap  time.Duration
 
-	// Writing.
+	// Writing: the chunk of keys taken from the Source, the next to
+	// write, and whether the take is done.
 	keys   [][]byte
 	keyIdx int
+	taken  bool
 
 	// Flushing.
 	inPass  bool

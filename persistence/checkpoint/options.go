@@ -43,9 +43,18 @@ type Version struct {
 
 // Source is the shard's keyspace as the checkpoint sees it.
 type Source interface {
-	// TakeDirty returns the keys changed since the last call, and
-	// forgets them.
-	TakeDirty() [][]byte
+	// BeginTake starts taking the keys changed since the last take began:
+	// every one of them is returned by TakeSome before it reports done.
+	// The checkpoint calls it at its redo point. It is cheap (it never
+	// stalls the loop), and no take may be in progress.
+	BeginTake()
+	// TakeSome returns up to max more keys of the take in progress, and
+	// whether the take is done. It does a bounded slice of work, so it may
+	// return none before it is done; the loop serves clients between two
+	// calls. The keys are valid until the next TakeSome. A key that changes
+	// after it was returned is returned by a later take: the checkpoint
+	// reads its Version only after it was returned.
+	TakeSome(max int) (keys [][]byte, done bool)
 	// Version returns key's current state.
 	Version(key []byte) Version
 	// Placed tells the keyspace where key's version now lives in the heap
@@ -80,8 +89,8 @@ type Options struct {
 	// runtime.MaxChainLen-2: a batch's writes share a chain with the WAL
 	// write and fdatasync).
 	BatchPages int
-	// WriteChunk bounds the keys written into pages per loop step
-	// (default 1024).
+	// WriteChunk bounds the keys written into pages per loop step, and
+	// the keys a step takes from the Source (default 1024).
 	WriteChunk int
 	// StepBudget bounds the time one loop step spends writing keys into
 	// pages (default 200 µs): between steps the loop serves its clients,
@@ -103,7 +112,7 @@ type Options struct {
 	// OnVanished is called when a heap file was found missing. When
 	// retired is false the manifest still listed it: an unexpected loss,
 	// to be logged as an error. The shard marks the keys whose record was
-	// in the file dirty again (TakeDirty returns them), and a checkpoint
+	// in the file dirty again (the next take returns them), and a checkpoint
 	// that is running writes them again, with its redo point, before it
 	// finalizes: its redo never moves over a key whose only copy above the
 	// old redo point was in the lost file.

@@ -57,8 +57,7 @@ func (m *Manager) syncStep() bool {
 	}
 	if m.rewrite {
 		m.rewrite = false
-		m.keys = m.o.Source.TakeDirty()
-		m.keyIdx = 0
+		m.beginTake()
 		m.enter(Writing)
 		return true
 	}

@@ -28,8 +28,7 @@ func (m *Manager) begin() {
 	m.enter(Writing)
 	m.gen++
 	m.redo = redo
-	m.keys = m.o.Source.TakeDirty()
-	m.keyIdx = 0
+	m.beginTake()
 	m.cache.BeginCycle()
 	m.began = time.Now()
 	m.lastBegin = m.began
@@ -60,17 +59,36 @@ func (m *Manager) heapFailed(err error) {
 	m.retryLater(err)
 }
 
+// beginTake starts taking the dirty keys from the Source (at the redo
+// point): writeSome takes them a chunk at a time.
+func (m *Manager) beginTake() {
+	m.o.Source.BeginTake()
+	m.keys = nil
+	m.keyIdx = 0
+	m.taken = false
+}
+
 // writeSome writes up to WriteChunk keys' versions into pages, for at most
-// StepBudget.
+// StepBudget. When the keys taken are written it takes the next chunk
+// from the Source, in a step of its own (TakeSome's work is bounded as a
+// step's is), until the take is done; the checkpoint then flushes.
 func (m *Manager) writeSome() bool {
 	start := time.Now()
-	for n := 0; m.keyIdx < len(m.keys); n++ {
-		if n == m.o.WriteChunk || (n%32 == 31 && time.Since(start) >= m.o.StepBudget) {
-			gen := m.await(waitYield)
-			m.o.Loop.AfterFunc(0, func() {
-				m.resume(waitYield, gen)
-				m.advance()
-			})
+	for n := 0; ; n++ {
+		if m.keyIdx == len(m.keys) {
+			if m.taken {
+				break
+			}
+			if n > 0 {
+				m.yield()
+				return false
+			}
+			m.keys, m.taken = m.o.Source.TakeSome(m.o.WriteChunk)
+			m.keyIdx = 0
+			continue
+		}
+		if n >= m.o.WriteChunk || (n%32 == 31 && time.Since(start) >= m.o.StepBudget) {
+			m.yield()
 			return false
 		}
 		k := m.keys[m.keyIdx]
@@ -101,4 +119,14 @@ func (m *Manager) writeSome() bool {
 	m.succeeded()
 	m.enter(Flushing)
 	return true
+}
+
+// yield ends a Writing step: the loop serves its clients, and the next
+// iteration goes on.
+func (m *Manager) yield() {
+	gen := m.await(waitYield)
+	m.o.Loop.AfterFunc(0, func() {
+		m.resume(waitYield, gen)
+		m.advance()
+	})
 }

@@ -1,0 +1,215 @@
+package keyspace
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestStepwiseTakeInterleaved checks the take in steps (BeginTake,
+// TakeSome) against a model while random writes, deletions, renames,
+// moves, expiries, FLUSHDB and SWAPDB run between the steps and between
+// the writes of the keys taken, over tables that split and merge under
+// the walk. The model is a twin keyspace that gets the same commands and
+// takes its dirty pairs (TakeDirty) after each, which tells which pairs
+// the command changed: a pair whose last change came after the stepwise
+// take last returned it is dirty when the next take begins, and must be
+// returned by it (a pair changed before the take returned it is covered:
+// its Version is read after). The take returns no pair twice, and leaves
+// no key with the take's dirty bit. Each keyspace
+// writes what it takes into a model heap as the checkpoint does (Version
+// read when the key is written, after it was taken); after the rounds,
+// two more checkpoints, and each heap must hold exactly its keyspace: no
+// change was lost by a dirty bit cleared without a write that covers it.
+// It runs in list mode with lookups and walks, and in walk mode.
+func TestStepwiseTakeInterleaved(t *testing.T) {
+	for _, mode := range listModes {
+		for _, path := range takePaths {
+			t.Run(mode.name+"/"+path.name, func(t *testing.T) {
+				withDirtyList(mode.ratio, mode.min, func() {
+					withTakeWalkRatio(path.ratio, func() {
+						for seed := uint64(1); seed <= 2; seed++ {
+							t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { stepwiseTake(t, seed) })
+						}
+					})
+				})
+			})
+		}
+	}
+}
+
+func stepwiseTake(t *testing.T, seed uint64) {
+	step, twin := newTracked(t), newTracked(t)
+	ms, mt := newModelHeap(), newModelHeap()
+	rng := rand.New(rand.NewPCG(seed, seed*31))
+	const nkeys = 2000
+	seq := 0
+	changed := map[string]int{} // pair -> seq of its last change
+	takenAt := map[string]int{} // pair -> seq when the stepwise take last returned it
+	do := func(args []string) {
+		for _, h := range []*harness{step, twin} {
+			if args[0] == "SELECT" {
+				h.selectDB(int(args[1][0] - '0'))
+			} else {
+				h.do(args...)
+			}
+		}
+		seq++
+		for _, k := range twin.ks.TakeDirty() {
+			changed[pairName(t, k)] = seq
+			mt.write(t, twin.ks, k)
+		}
+		mt.release(t)
+	}
+	churn := func(n int) {
+		for range n {
+			switch r := rng.IntN(100); {
+			case r == 0:
+				do([]string{"FLUSHDB"})
+			case r == 1:
+				do([]string{"SWAPDB", fmt.Sprint(rng.IntN(3)), fmt.Sprint(rng.IntN(3))})
+			case r < 4:
+				// Many new keys: the tables split under the walk.
+				for range 50 {
+					do([]string{"SET", fmt.Sprint("new:", rng.IntN(4*nkeys)), "x"})
+				}
+			default:
+				do(randomChurn(rng, nkeys))
+			}
+			if rng.IntN(50) == 0 {
+				step.advance(1)
+				twin.advance(1)
+			}
+		}
+	}
+	steps := 0
+	for round := range 8 {
+		churn(rng.IntN(nkeys))
+		if rng.IntN(3) == 0 {
+			// Most keys deleted: the tables merge under the walk.
+			for i := range nkeys {
+				do([]string{"DEL", fmt.Sprint("key:", i), fmt.Sprint("new:", i)})
+			}
+		}
+		want := map[string]bool{}
+		for name, at := range changed {
+			if at > takenAt[name] {
+				want[name] = true
+			}
+		}
+		ms.file = uint32(round + 1)
+
+		step.ks.BeginTake()
+		got := map[string]bool{}
+		for done := false; !done; {
+			var keys [][]byte
+			keys, done = step.ks.TakeSome(1 + rng.IntN(40))
+			steps++
+			for _, k := range keys {
+				name := pairName(t, k)
+				if got[name] {
+					t.Fatalf("round %d: the take returned %s twice", round, name)
+				}
+				got[name] = true
+				takenAt[name] = seq
+				if rng.IntN(8) == 0 {
+					churn(1) // between the take of a key and its write
+				}
+				ms.write(t, step.ks, k)
+			}
+			churn(rng.IntN(30))
+		}
+		ms.release(t)
+		for name := range want {
+			if !got[name] {
+				t.Fatalf("round %d: %s was dirty when the take began and was not taken (took %d pairs, %d were dirty)", round, name, len(got), len(want))
+			}
+		}
+		checkNoPrevBits(t, step.ks)
+		checkOwnership(t, step.ks, ms)
+	}
+	for range 2 {
+		ms.checkpoint(t, step.ks)
+	}
+	checkHeapMatches(t, step.ks, ms, step.clock)
+	checkHeapMatches(t, twin.ks, mt, twin.clock)
+	if steps < 100 {
+		t.Fatalf("only %d take steps: the takes were not interleaved", steps)
+	}
+}
+
+// checkNoPrevBits checks that no key has the dirty bit of a take, once it
+// is done: the next take would take it for a change it never had.
+func checkNoPrevBits(t *testing.T, ks *Keyspace) {
+	t.Helper()
+	if ks.Taking() {
+		t.Fatal("a take is still in progress")
+	}
+	for _, d := range ks.pdbs {
+		d.keys.each(func(sl *slot[entry]) {
+			if sl.v.loc&ks.src.prev() != 0 {
+				t.Fatalf("key %d/%q has the done take's dirty bit", d.phys, sl.key())
+			}
+		})
+	}
+}
+
+// TestTakeStepStaysShortOn1MKeys: with 1M dirty keys, in list mode
+// (looked up) and in walk mode, no TakeSome call of a whole take runs
+// longer than a bound generous enough for a loaded machine, while taking
+// them in one call takes far longer. Writes run between the steps.
+func TestTakeStepStaysShortOn1MKeys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1M keys")
+	}
+	const n = 1000000
+	const bound = 5 * time.Millisecond
+	for _, c := range []struct {
+		name  string
+		every int
+	}{{"walk", 1}, {"lookup", 64}} {
+		t.Run(c.name, func(t *testing.T) {
+			ks, keys := benchKeyspace(n)
+			ks.TrackDirty = true
+			setLastLSN(ks, func() uint64 { return 7 })
+			ks.TakeDirty() // the keys made untracked
+			var dirty [][]byte
+			for i, k := range keys {
+				if i%c.every == 0 {
+					dirty = append(dirty, k)
+				}
+			}
+			dirtyAll(ks, dirty)
+			t0 := time.Now()
+			if got := len(ks.TakeDirty()); got != len(dirty) {
+				t.Fatalf("TakeDirty took %d keys, want %d", got, len(dirty))
+			}
+			whole := time.Since(t0)
+
+			dirtyAll(ks, dirty)
+			rng := rand.New(rand.NewPCG(1, 2))
+			ks.BeginTake()
+			var longest time.Duration
+			taken, calls := 0, 0
+			for done := false; !done; calls++ {
+				t0 := time.Now()
+				var got [][]byte
+				got, done = ks.TakeSome(1024)
+				longest = max(longest, time.Since(t0))
+				taken += len(got)
+				dirtyAll(ks, [][]byte{keys[rng.IntN(n)]}) // a client's write between two steps
+			}
+			t.Logf("%d keys: one call %v; %d steps, the longest %v", len(dirty), whole, calls, longest)
+			if taken < len(dirty) {
+				t.Fatalf("the take returned %d keys, want at least %d", taken, len(dirty))
+			}
+			if longest > bound {
+				t.Errorf("the longest step took %v, want at most %v", longest, bound)
+			}
+			if c.every == 1 && whole < 4*bound {
+				t.Logf("note: one call took only %v here", whole)
+			}
+		})
+	}
+}
