@@ -3,6 +3,7 @@ package keyspace
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -190,22 +191,27 @@ func TestTakeStepStaysShortOn1MKeys(t *testing.T) {
 			dirtyAll(ks, dirty)
 			rng := rand.New(rand.NewPCG(1, 2))
 			ks.BeginTake()
-			var longest time.Duration
-			taken, calls := 0, 0
-			for done := false; !done; calls++ {
+			var steps []time.Duration
+			taken := 0
+			for done := false; !done; {
 				t0 := time.Now()
 				var got [][]byte
 				got, done = ks.TakeSome(1024)
-				longest = max(longest, time.Since(t0))
+				steps = append(steps, time.Since(t0))
 				taken += len(got)
 				dirtyAll(ks, [][]byte{keys[rng.IntN(n)]}) // a client's write between two steps
 			}
-			t.Logf("%d keys: one call %v; %d steps, the longest %v", len(dirty), whole, calls, longest)
+			slices.Sort(steps)
+			p99, longest := steps[len(steps)*99/100], steps[len(steps)-1]
+			t.Logf("%d keys: one call %v; %d steps, 99th percentile %v, the longest %v", len(dirty), whole, len(steps), p99, longest)
 			if taken < len(dirty) {
 				t.Fatalf("the take returned %d keys, want at least %d", taken, len(dirty))
 			}
-			if longest > bound {
-				t.Errorf("the longest step took %v, want at most %v", longest, bound)
+			// The 99th percentile, not the longest: a garbage collection or
+			// the machine's scheduler may stretch any one step; steps that
+			// are too long by design stretch them all.
+			if p99 > bound {
+				t.Errorf("99%% of the steps took up to %v, want at most %v", p99, bound)
 			}
 			if c.every == 1 && whole < 4*bound {
 				t.Logf("note: one call took only %v here", whole)
