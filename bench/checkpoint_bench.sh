@@ -19,7 +19,9 @@
 #      free needs its page read back from the disk.
 #
 # Knobs (environment): KEYSPACE (1000000), TAIL (10000), REQUESTS (500000),
-# COLD_PAGES (50000),
+# COLD_PAGES (20000: the deletes dirty every page, and a checkpoint whose
+# dirty pages do not fit the page cache (--pagecache-size, 128 MiB = 32768
+# pages by default) never finishes today: see the note in BENCHMARKS.md),
 # CLIENTS (50), DATA_SIZE (64), RUNS (3), SERVER_CPU (0), CLIENT_CPU (1),
 # IO_BACKEND (auto), BENCH_MD, KEEP_WORK=1, SKIP_BUILD=1.
 set -euo pipefail
@@ -31,7 +33,7 @@ TAIL=${TAIL:-10000}
 REQUESTS=${REQUESTS:-500000}
 CLIENTS=${CLIENTS:-50}
 DATA_SIZE=${DATA_SIZE:-64}
-COLD_PAGES=${COLD_PAGES:-50000}
+COLD_PAGES=${COLD_PAGES:-20000}
 RUNS=${RUNS:-3}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}

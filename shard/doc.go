@@ -23,6 +23,7 @@
 //	retire.go      WAL segment recycling and heap file retirement
 //	pageload.go    reading heap pages a checkpoint step needs
 //	save.go        SAVE/BGSAVE requests and the last save time
+//	aof.go         CONFIG SET appendonly: sealing the log, and the gap after it
 //	info.go        the figures INFO reports
 //	crash.go       the test-only crash hook (--test-crash-at)
 //
