@@ -113,6 +113,7 @@ const (
 // taking is the take in progress.
 type taking struct {
 	phase     int
+	stepWork  int        // the work the last TakeSome step did (takeSome)
 	refs      []dirtyRef // the list at BeginTake, then the late references
 	dbs       []dbDirty  // the databases' counts at BeginTake
 	plan      []uint8    // by physical id (planTake)
@@ -306,9 +307,10 @@ func (ks *Keyspace) takeSome(a *heapKeys, max, budget int) bool {
 	if t.phase == takeIdle {
 		panic("keyspace: TakeSome with no take in progress")
 	}
-	work := 0
+	t.stepWork = 0
+	work := &t.stepWork // the step's work so far, kept for tests
 	for {
-		if len(a.out) >= max || work >= budget {
+		if len(a.out) >= max || *work >= budget {
 			return false
 		}
 		switch t.phase {
@@ -317,23 +319,23 @@ func (ks *Keyspace) takeSome(a *heapKeys, max, budget int) bool {
 				t.phase = takeClear
 				continue
 			}
-			for ; t.idx < len(t.refs) && work < budget; t.idx++ {
+			for ; t.idx < len(t.refs) && *work < budget; t.idx++ {
 				if r := t.refs[t.idx]; r.mayDup() {
 					t.addDup(r.pair())
-					work += takeCostDup
+					*work += takeCostDup
 				}
 			}
 			if t.idx == len(t.refs) {
 				t.phase, t.idx = takeClear, 0
 			}
 		case takeClear:
-			if !t.walkTables(ks, takeWalk, a, max, budget, &work) {
+			if !t.walkTables(ks, takeWalk, a, max, budget, work) {
 				return false // the step's share is spent
 			}
 			t.phase, t.db, t.cursor = takeRefs, 0, 0
 		case takeRefs, takeLate:
-			for t.idx < len(t.refs) && len(a.out) < max && work < budget {
-				work += ks.takeRef(a, t.refs[t.idx])
+			for t.idx < len(t.refs) && len(a.out) < max && *work < budget {
+				*work += ks.takeRef(a, t.refs[t.idx])
 				t.idx++
 			}
 			if t.idx < len(t.refs) {
@@ -346,7 +348,7 @@ func (ks *Keyspace) takeSome(a *heapKeys, max, budget int) bool {
 			ks.endTake()
 			return true
 		case takeWalkKeys:
-			if !t.walkTables(ks, takeWalkMode, a, max, budget, &work) {
+			if !t.walkTables(ks, takeWalkMode, a, max, budget, work) {
 				return false // the step's share is spent
 			}
 			t.phase, t.db, t.cursor = takeLate, 0, 0
