@@ -70,6 +70,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// the ready line must stop us cleanly, not kill us.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	// Every shard's loop is a goroutine locked to its thread, and needs a P
+	// whenever it runs; a booting shard's recovery and the collector need
+	// one more. Pinned to one CPU (taskset), Go would make GOMAXPROCS 1,
+	// and then the loop, waking for every connection, takes the only P from
+	// the recovery: a load polled with PING took twice as long. The OS
+	// shares the CPUs among the threads whatever GOMAXPROCS says.
+	if n := cfg.Shards + 1; goruntime.GOMAXPROCS(0) < n {
+		goruntime.GOMAXPROCS(n)
+	}
 	srv := server.New(cfg, log)
 	srv.CrashAt = tf.crashAt
 	if tf.holdPath != "" {
