@@ -50,11 +50,7 @@ func BenchmarkBoot(b *testing.B) {
 			}
 		})
 	}
-	saved := false
-	looptest.On(b, l, func() { s.RequestCheckpoint(true, func(err error) { saved = err == nil }) })
-	if !looptest.Until(b, l, func() bool { return saved }) {
-		b.Fatal("the checkpoint did not finish")
-	}
+	save(b, l, s)
 	closeShard(b, l, s)
 	b.ResetTimer()
 	for range b.N {

@@ -133,11 +133,7 @@ func TestReopenedShardHasWhatTheClosedOneAcknowledged(t *testing.T) {
 			}
 			// Half of them reach the heap through a checkpoint; the rest
 			// only the WAL.
-			saved := false
-			looptest.On(t, l, func() { s.RequestCheckpoint(true, func(err error) { saved = err == nil }) })
-			if !looptest.Until(t, l, func() bool { return saved }) {
-				t.Fatal("the checkpoint did not finish")
-			}
+			save(t, l, s)
 			for i := range 50 {
 				exec(t, l, s, "DEL", fmt.Sprint("k", i))
 			}

@@ -16,7 +16,7 @@ import (
 
 // save runs SAVE on s and waits for it, ticking the shard as the server
 // does (a retried step moves on only at a tick).
-func save(t *testing.T, l *runtime.Loop, s *Shard) {
+func save(t testing.TB, l *runtime.Loop, s *Shard) {
 	t.Helper()
 	done, failed := false, error(nil)
 	looptest.On(t, l, func() { s.RequestCheckpoint(true, func(err error) { done, failed = true, err }) })
