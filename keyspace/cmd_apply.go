@@ -38,7 +38,7 @@ func (ks *Keyspace) parseApply(args [][]byte) ([]applyOp, string) {
 			if !ok || kind < 0 || kind > 255 {
 				return nil, "ERR invalid value kind '" + cString(args[i+3], 32) + "'"
 			}
-			v, err := decodeValue(Kind(kind), args[i+4])
+			v, err := ks.decodeValue(Kind(kind), args[i+4])
 			if err != nil {
 				return nil, noNewlines("ERR " + err.Error())
 			}

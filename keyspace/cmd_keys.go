@@ -166,7 +166,7 @@ func cmdCopy(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 }
 
 // copyValue duplicates a value for COPY, so that the copy owns its memory
-// as in Redis. A new kind must add its duplicate here.
+// as in Redis.
 func copyValue(v value) value {
 	switch {
 	case v.isInt():
@@ -176,7 +176,7 @@ func copyValue(v value) value {
 	case v.tag() == tagBuf:
 		return bufValue(append([]byte(nil), v.bytes()...))
 	}
-	panic("keyspace: COPY of a " + v.kind().String() + " value is not implemented")
+	return objectValue(v.kind(), v.objType().clone(v.p))
 }
 
 // MOVE key db

@@ -21,8 +21,9 @@ import (
 //
 //	KindString  the string's bytes (the int encoding as its decimal digits)
 //
-// The other kinds have no encoding yet: encoding one panics (no such value
-// can exist) and decoding one is an error.
+// Every other kind's encoding is documented with its objectType, in the
+// file that implements the kind; a kind with no registered type cannot be
+// decoded (an error).
 
 // AppendHeapKey appends the heap key of key in the database of physical
 // id phys to dst.
@@ -60,18 +61,19 @@ func uvarintLen(v uint64) int {
 
 // appendEncoded appends v's encoded bytes to dst.
 func (v value) appendEncoded(dst []byte) []byte {
-	if k := v.kind(); k != KindString {
-		panic("keyspace: no heap encoding for a " + k.String() + " value")
+	if v.isObject() {
+		return v.objType().encode(v.p, dst)
 	}
 	return v.appendTo(dst)
 }
 
 // decodeValue builds the value of kind k from its encoded bytes, copying
 // them. A string gets the representation SET would give it: the int
-// encoding when it qualifies, else an immutable byte string.
-func decodeValue(k Kind, b []byte) (value, error) {
-	if k != KindString {
-		return value{}, fmt.Errorf("keyspace: cannot decode a value of kind %d (%s)", uint8(k), k)
+// encoding when it qualifies, else an immutable byte string. Other kinds
+// take the representation the keyspace's encoding limits call for.
+func (ks *Keyspace) decodeValue(k Kind, b []byte) (value, error) {
+	if k == KindString {
+		return newStringValue(b), nil
 	}
-	return newStringValue(b), nil
+	return decodeObject(k, b, &ks.Limits)
 }

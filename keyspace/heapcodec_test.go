@@ -38,6 +38,7 @@ func TestDecodeHeapKeyRefusesMalformedKeys(t *testing.T) {
 }
 
 func TestStringValueCodecGivesSETsRepresentation(t *testing.T) {
+	ks := NewKeyspace(1, nil)
 	for _, c := range []struct{ in, encoding string }{
 		{"123", "int"}, {"-9223372036854775808", "int"}, {"9223372036854775808", "embstr"},
 		{"0123", "embstr"}, {"", "embstr"}, {"hello", "embstr"}, {string(make([]byte, 45)), "raw"},
@@ -47,7 +48,7 @@ func TestStringValueCodecGivesSETsRepresentation(t *testing.T) {
 		if string(enc) != c.in {
 			t.Errorf("%q encodes to %q", c.in, enc)
 		}
-		got, err := decodeValue(KindString, enc)
+		got, err := ks.decodeValue(KindString, enc)
 		if err != nil || got.encoding() != c.encoding || string(got.appendTo(nil)) != c.in {
 			t.Errorf("%q decodes to %q (%s, %v), want encoding %s", c.in, got.appendTo(nil), got.encoding(), err, c.encoding)
 		}
@@ -55,12 +56,13 @@ func TestStringValueCodecGivesSETsRepresentation(t *testing.T) {
 	// A mutable buffer (APPEND's) encodes as its bytes and decodes as SET
 	// would store them.
 	b := bufValue([]byte("42"))
-	if got, _ := decodeValue(KindString, b.appendEncoded(nil)); got.encoding() != "int" || got.intVal() != 42 {
+	if got, _ := ks.decodeValue(KindString, b.appendEncoded(nil)); got.encoding() != "int" || got.intVal() != 42 {
 		t.Errorf("buffer 42 decodes to %s %q", got.encoding(), got.appendTo(nil))
 	}
 	for _, k := range []Kind{KindList, KindSet, KindZSet, KindHash, KindStream, 200} {
-		if _, err := decodeValue(k, []byte("x")); err == nil {
-			t.Errorf("kind %d decodes without an error", k)
+		// "x" is no kind's valid encoding (or the kind has none).
+		if _, err := ks.decodeValue(k, []byte("x")); err == nil {
+			t.Errorf("kind %d decodes x without an error", k)
 		}
 	}
 }
@@ -71,6 +73,7 @@ func FuzzHeapCodec(f *testing.F) {
 	f.Add([]byte("\x00k"), uint32(0), []byte("12"))
 	f.Add([]byte("\x80\x01key"), uint32(128), []byte("-0"))
 	f.Add([]byte{}, uint32(1<<31-1), []byte("x"))
+	ks := NewKeyspace(1, nil)
 	f.Fuzz(func(t *testing.T, raw []byte, db uint32, val []byte) {
 		if d, key, err := DecodeHeapKey(raw); err == nil {
 			if again := AppendHeapKey(nil, d, key); !bytes.Equal(again, raw) {
@@ -83,7 +86,7 @@ func FuzzHeapCodec(f *testing.F) {
 			t.Fatalf("(%d, %x): %x decodes to (%d, %x, %v)", dbi, val, hk, d, key, err)
 		}
 		v := newStringValue(val)
-		got, err := decodeValue(KindString, v.appendEncoded(nil))
+		got, err := ks.decodeValue(KindString, v.appendEncoded(nil))
 		if err != nil || got.encoding() != v.encoding() || !bytes.Equal(got.appendTo(nil), val) {
 			t.Fatalf("%q: decodes to %q (%s, %v), SET stores %s", val, got.appendTo(nil), got.encoding(), err, v.encoding())
 		}

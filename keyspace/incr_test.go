@@ -39,7 +39,7 @@ func TestIncrFailsAgainstKeyWithSpaces(t *testing.T) {
 
 func TestIncrErrors(t *testing.T) {
 	h := newHarness(t)
-	h.addFakeList("mylist")
+	h.addFakeObject("mylist")
 	h.script(
 		"SET x 0", "OK",
 		"DECRBY x -9223372036854775808", "(error) ERR decrement would overflow",
@@ -124,7 +124,7 @@ func TestIncrByFloatFailsAgainstKeyWithSpaces(t *testing.T) {
 
 func TestIncrByFloatErrors(t *testing.T) {
 	h := newHarness(t)
-	h.addFakeList("mylist")
+	h.addFakeObject("mylist")
 	h.script(
 		"INCRBYFLOAT mylist 1.0", "(error) "+errWrongType,
 		"SET foo 0", "OK",

@@ -51,6 +51,9 @@ type Keyspace struct {
 	// SETRANGE may build.
 	MaxBulkLen int64
 
+	// Limits are the encoding thresholds (object.go).
+	Limits EncodingLimits
+
 	// TrackDirty makes the keyspace the checkpoint's source (see
 	// source.go): every change marks its key dirty for the next
 	// checkpoint. The server sets it when persistence is on, before any
@@ -108,7 +111,7 @@ func NewKeyspace(n int, now func() int64) *Keyspace {
 	if now == nil {
 		now = func() int64 { return time.Now().UnixMilli() }
 	}
-	ks := &Keyspace{Now: now, MaxBulkLen: DefaultMaxBulkLen, seed: maphash.MakeSeed()}
+	ks := &Keyspace{Now: now, MaxBulkLen: DefaultMaxBulkLen, Limits: DefaultEncodingLimits(), seed: maphash.MakeSeed()}
 	ks.dbs = make([]*db, n)
 	ks.pdbs = make([]*db, n)
 	ks.src.dbs = make([]dbDirty, n)

@@ -420,8 +420,8 @@ func TestFlushOptions(t *testing.T) {
 func TestType(t *testing.T) {
 	h := newHarness(t)
 	h.script("TYPE nokey", "none", "SET s 1", "OK", "TYPE s", "string")
-	h.addFakeList("l")
-	h.expect("TYPE l", "list")
+	h.addFakeObject("l")
+	h.expect("TYPE l", "stream")
 }
 
 func TestSelectIndex(t *testing.T) {

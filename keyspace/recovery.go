@@ -230,7 +230,7 @@ func (ks *Keyspace) prepareRecord(hk []byte, id heap.RecordID, head heap.RecordH
 	if phys >= len(ks.pdbs) {
 		return fail(fmt.Errorf("key of database %d, but the server has %d (--databases)", phys, len(ks.pdbs)))
 	}
-	v, err := decodeValue(Kind(head.Kind), val)
+	v, err := ks.decodeValue(Kind(head.Kind), val)
 	if err != nil {
 		return fail(err)
 	}

@@ -107,10 +107,10 @@ func TestScanMatch(t *testing.T) {
 func TestScanType(t *testing.T) {
 	h := newHarness(t)
 	h.populate(1000, "key:")
-	h.addFakeList("alist")
-	keys, _ := h.scanAll("TYPE list", nil)
+	h.addFakeObject("alist")
+	keys, _ := h.scanAll("TYPE stream", nil)
 	if len(keys) != 1 || keys[0] != "alist" {
-		t.Errorf("TYPE list returned %q", keys)
+		t.Errorf("TYPE stream returned %q", keys)
 	}
 	keys, _ = h.scanAll("TYPE STRING", nil)
 	if got := len(distinct(keys)); got != 1000 {
@@ -121,7 +121,7 @@ func TestScanType(t *testing.T) {
 func TestScanUnknownTypeReturnsNothingAndStillExpires(t *testing.T) {
 	h := newHarness(t)
 	h.populate(1000, "key:")
-	h.addFakeList("hash")
+	h.addFakeObject("hash")
 	h.expect("PEXPIRE hash 1", n(1))
 	h.advance(2)
 	keys, _ := h.scanAll("TYPE string1", nil)

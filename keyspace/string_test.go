@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -152,7 +153,7 @@ func TestMGet(t *testing.T) {
 		"MGET foo{t} bar{t}", `["BAR" "FOO"]`,
 		"MGET foo{t} baazz{t} bar{t}", `["BAR" (nil) "FOO"]`,
 	)
-	h.addFakeList("myset{t}")
+	h.addFakeObject("myset{t}")
 	h.expect("MGET foo{t} baazz{t} bar{t} myset{t}", `["BAR" (nil) "FOO" (nil)]`)
 }
 
@@ -278,7 +279,7 @@ func TestSetRangeAgainstIntegerEncodedKey(t *testing.T) {
 
 func TestSetRangeErrors(t *testing.T) {
 	h := newHarness(t)
-	h.addFakeList("mylist")
+	h.addFakeObject("mylist")
 	h.script(
 		"SETRANGE mylist 0 bar", "(error) "+errWrongType,
 		"SETRANGE mykey 536870908 world", "(error) ERR string exceeds maximum allowed size (proto-max-bulk-len)",
@@ -295,7 +296,7 @@ func TestSetRangeErrors(t *testing.T) {
 
 func TestGetRange(t *testing.T) {
 	h := newHarness(t)
-	h.addFakeList("lkey1")
+	h.addFakeObject("lkey1")
 	h.script(
 		"GETRANGE mykey 0 -1", q(""),
 		"GETRANGE lkey1 0 -1", "(error) "+errWrongType,
@@ -434,9 +435,9 @@ func TestExtendedSetGet(t *testing.T) {
 
 func TestExtendedSetGetWithWrongType(t *testing.T) {
 	h := newHarness(t)
-	h.addFakeList("foo")
+	h.addFakeObject("foo")
 	h.expect("SET foo bar GET", "(error) "+errWrongType)
-	h.expect("TYPE foo", "list")
+	h.expect("TYPE foo", "stream")
 }
 
 func TestExtendedSetExpiryOptions(t *testing.T) {
@@ -487,7 +488,7 @@ func TestLCS(t *testing.T) {
 
 func TestLCSEdgesAndErrors(t *testing.T) {
 	h := newHarness(t)
-	h.addFakeList("l")
+	h.addFakeObject("l")
 	h.script(
 		"LCS a b", q(""),
 		"LCS a b LEN", n(0),
@@ -528,7 +529,7 @@ func TestAppend(t *testing.T) {
 		"GET foo", q("barbaz"),
 		"STRLEN foo", n(6),
 	)
-	h.addFakeList("l")
+	h.addFakeObject("l")
 	h.expect("APPEND l x", "(error) "+errWrongType)
 	h.ks.MaxBulkLen = 8
 	h.expect("APPEND foo abc", "(error) ERR string exceeds maximum allowed size (proto-max-bulk-len)")
@@ -590,18 +591,31 @@ func TestEncodings(t *testing.T) {
 	)
 }
 
-// addFakeList stores a value of another kind under key, for WRONGTYPE.
-func (h *harness) addFakeList(key string) {
+// addFakeObject stores a value of another kind under key, for WRONGTYPE:
+// a stream, a kind no command builds yet, with a stand-in objectType.
+func (h *harness) addFakeObject(key string) {
 	d := h.ks.dbs[h.c.DB]
 	k := []byte(key)
 	hh := d.keys.hash(k)
 	d.keys.remove(hh, k)
-	h.ks.addKey(d, hh, k, "", objectValue(KindList, unsafe.Pointer(new(int))))
+	h.ks.addKey(d, hh, k, "", objectValue(KindStream, unsafe.Pointer(new(int))))
+}
+
+func init() {
+	registerObjectType(KindStream, &objectType{
+		encoding:  func(unsafe.Pointer) string { return "stream" },
+		heapBytes: func(unsafe.Pointer) int64 { return 8 },
+		encode:    func(_ unsafe.Pointer, dst []byte) []byte { return append(dst, "fake"...) },
+		decode: func([]byte, *EncodingLimits) (unsafe.Pointer, error) {
+			return nil, errors.New("the test's stand-in stream has no encoding")
+		},
+		clone: func(unsafe.Pointer) unsafe.Pointer { return unsafe.Pointer(new(int)) },
+	})
 }
 
 func TestWrongTypeAgainstANonStringKind(t *testing.T) {
 	h := newHarness(t)
-	h.addFakeList("l")
+	h.addFakeObject("l")
 	for _, line := range []string{
 		"GET l", "GETSET l x", "GETDEL l", "GETEX l", "GETEX l PERSIST", "STRLEN l",
 		"APPEND l x", "SETRANGE l 0 x", "GETRANGE l 0 1", "INCR l", "DECR l",
@@ -610,13 +624,13 @@ func TestWrongTypeAgainstANonStringKind(t *testing.T) {
 		h.expect(line, "(error) WRONGTYPE Operation against a key holding the wrong kind of value")
 	}
 	h.script(
-		"TYPE l", "list",
+		"TYPE l", "stream",
 		"EXISTS l", n(1),
 		"MGET l", "[(nil)]",
 		"EXPIRE l 100", n(1),
 		"TTL l", n(100),
 		"RENAME l l2", "OK",
-		"TYPE l2", "list",
+		"TYPE l2", "stream",
 		"SET l2 x", "OK",
 		"TYPE l2", "string",
 	)

@@ -84,9 +84,12 @@ var (
 )
 
 // specs is the command table, with Redis 7.0's arity, flags, key positions
-// and ACL categories for every command this package implements.
-var specs = []*CommandSpec{
-	// Strings.
+// and ACL categories for every command this package implements: one list
+// per family, each in the file of its commands.
+var specs = slices.Concat(stringSpecs, keySpecs, dbSpecs, hashSpecs, setSpecs, bitmapSpecs, hllSpecs)
+
+// stringSpecs are the string commands.
+var stringSpecs = []*CommandSpec{
 	{Name: "get", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrReadFast, run: cmdGet},
 	{Name: "set", Arity: -3, Flags: fWDeny, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteSlow, run: cmdSet},
 	{Name: "setnx", Arity: 3, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdSetNX},
@@ -109,8 +112,10 @@ var specs = []*CommandSpec{
 	{Name: "decrby", Arity: 3, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdDecrBy},
 	{Name: "incrbyfloat", Arity: 3, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdIncrByFloat},
 	{Name: "lcs", Arity: -3, Flags: fRO, FirstKey: 1, LastKey: 2, Step: 1, ACLCategories: cStrReadSlow, run: cmdLCS},
+}
 
-	// Keys.
+// keySpecs are the commands on keys of any type.
+var keySpecs = []*CommandSpec{
 	{Name: "del", Arity: -2, Flags: fW, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cKeyWriteSlow, Tips: tMultiSum, run: cmdDel},
 	{Name: "unlink", Arity: -2, Flags: fWFast, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cKeyWriteFast, Tips: tMultiSum, run: cmdDel},
 	{Name: "exists", Arity: -2, Flags: fROFast, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cKeyReadFast, Tips: tMultiSum, run: cmdExists},
@@ -140,8 +145,10 @@ var specs = []*CommandSpec{
 		{Name: "object|idletime", Arity: 3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: cKeyReadSlow, Tips: tNondet, run: cmdObjectIdletime},
 		{Name: "object|refcount", Arity: 3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: cKeyReadSlow, run: cmdObjectRefcount},
 	}},
+}
 
-	// Databases.
+// dbSpecs are the commands on whole databases.
+var dbSpecs = []*CommandSpec{
 	{Name: "flushdb", Arity: -1, Flags: fW, ACLCategories: []string{"@keyspace", "@write", "@slow", "@dangerous"}, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, run: cmdFlushDB},
 	{Name: "flushall", Arity: -1, Flags: fW, ACLCategories: []string{"@keyspace", "@write", "@slow", "@dangerous"}, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, run: cmdFlushAll},
 	{Name: "swapdb", Arity: 3, Flags: fWFast, ACLCategories: []string{"@keyspace", "@write", "@fast", "@dangerous"}, run: cmdSwapDB},

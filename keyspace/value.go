@@ -8,9 +8,8 @@ import (
 // Kind is the Redis data type of a value, as TYPE names it.
 type Kind uint8
 
-// The kinds of value. Only strings exist so far; the others are reserved so
-// that the representation below, TYPE and WRONGTYPE need no change when they
-// arrive.
+// The kinds of value. A kind other than string exists once its file
+// registers its objectType (object.go).
 const (
 	KindString Kind = iota
 	KindList
@@ -206,7 +205,7 @@ func (v value) encoding() string {
 	case v.tag() <= tagBuf:
 		return "raw"
 	}
-	return "unknown"
+	return v.objType().encoding(v.p)
 }
 
 // refcount is OBJECT REFCOUNT's answer. Redis shares the objects of the
@@ -229,7 +228,7 @@ func (v value) heapBytes() int64 {
 	case v.tag() == tagBuf:
 		return allocSize(24) + allocSize(int64(cap(*v.buf())))
 	}
-	return 0 // other kinds account for themselves when they exist
+	return v.objType().heapBytes(v.p)
 }
 
 // intLen is the number of characters of n in decimal.

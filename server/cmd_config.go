@@ -104,12 +104,13 @@ func configSet(c *conn, pairs [][]byte) {
 // applyRuntimeConfig pushes the settings shards cache to every shard.
 func (s *Server) applyRuntimeConfig(c *conn) {
 	s.cfgMu.RLock()
-	policy, appendOnly := s.cfg.AppendFsync, s.cfg.AppendOnly
+	policy, appendOnly, limits := s.cfg.AppendFsync, s.cfg.AppendOnly, encodingLimits(s.cfg)
 	s.cfgMu.RUnlock()
 	set := func(w *worker) {
 		if w.sh == nil { // loading: the shard takes the settings when it opens
 			return
 		}
+		w.sh.SetEncodingLimits(limits)
 		if err := w.sh.SetFsyncPolicy(policy); err != nil {
 			s.log.Error("appendfsync not applied", "shard", w.id, "err", err)
 		}

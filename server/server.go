@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/runtime"
 	"github.com/moond-db/moond/server/config"
@@ -279,6 +280,7 @@ func (s *Server) shardOptions(id int) shard.Options {
 		Log:             s.log,
 		Databases:       s.cfg.Databases,
 		ProtoMaxBulkLen: s.cfg.ProtoMaxBulkLen,
+		EncodingLimits:  encodingLimits(s.cfg),
 		AppendOnly:      s.cfg.AppendOnly,
 		AppendFsync:     s.cfg.AppendFsync,
 		WALSegmentSize:  s.cfg.WALSegmentSize,
@@ -311,6 +313,18 @@ func (s *Server) maxClients() int64 {
 	s.cfgMu.RLock()
 	defer s.cfgMu.RUnlock()
 	return int64(s.cfg.MaxClients)
+}
+
+// encodingLimits are the data types' thresholds in cfg.
+func encodingLimits(cfg *config.Config) keyspace.EncodingLimits {
+	return keyspace.EncodingLimits{
+		HashMaxListpackEntries: int64(cfg.HashMaxListpackEntries),
+		HashMaxListpackValue:   cfg.HashMaxListpackValue,
+		SetMaxIntsetEntries:    int64(cfg.SetMaxIntsetEntries),
+		SetMaxListpackEntries:  int64(cfg.SetMaxListpackEntries),
+		SetMaxListpackValue:    cfg.SetMaxListpackValue,
+		HLLSparseMaxBytes:      cfg.HLLSparseMaxBytes,
+	}
 }
 
 // shardTunables are the shards' settings CONFIG SET may change.

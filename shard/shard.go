@@ -21,6 +21,7 @@ type Options struct {
 
 	Databases       int
 	ProtoMaxBulkLen int64
+	EncodingLimits  keyspace.EncodingLimits // the data types' thresholds
 
 	AppendOnly     bool   // persistence on: a WAL, a heap, checkpoints
 	AppendFsync    string // always | everysec | no
@@ -172,6 +173,7 @@ func newShard(loop *runtime.Loop, o Options) *Shard {
 	// event-loop turn.
 	s.ks = keyspace.NewKeyspace(o.Databases, func() int64 { return loop.Now().UnixMilli() })
 	s.ks.MaxBulkLen = o.ProtoMaxBulkLen
+	s.ks.Limits = o.EncodingLimits
 	s.ks.Log = s
 	return s
 }
@@ -235,6 +237,10 @@ func (s *Shard) Close(done func(error)) {
 		})
 	})
 }
+
+// SetEncodingLimits applies CONFIG SET of the encoding thresholds: values
+// take them as they are next written, as in Redis.
+func (s *Shard) SetEncodingLimits(l keyspace.EncodingLimits) { s.ks.Limits = l }
 
 // SetFsyncPolicy applies CONFIG SET appendfsync ("always", "everysec" or
 // "no") on this shard.

@@ -34,6 +34,14 @@ type Config struct {
 	WALSalvage        bool
 	PageCacheSize     int64
 
+	// Encoding thresholds of the data types (Redis's names and defaults).
+	HashMaxListpackEntries int
+	HashMaxListpackValue   int64
+	SetMaxIntsetEntries    int
+	SetMaxListpackEntries  int
+	SetMaxListpackValue    int64
+	HLLSparseMaxBytes      int64
+
 	// Memory.
 	MaxMemory       int64
 	MaxMemoryPolicy string
@@ -73,6 +81,12 @@ func Default() *Config {
 		MaxWALSize:             1 << 30,
 		WALSegmentSize:         64 << 20,
 		PageCacheSize:          128 << 20,
+		HashMaxListpackEntries: 128,
+		HashMaxListpackValue:   64,
+		SetMaxIntsetEntries:    512,
+		SetMaxListpackEntries:  128,
+		SetMaxListpackValue:    64,
+		HLLSparseMaxBytes:      3000,
 		MaxMemoryPolicy:        "noeviction",
 		Shards:                 runtime.NumCPU(),
 		IOBackend:              "auto",
@@ -86,19 +100,13 @@ func Default() *Config {
 func defaultStored() map[string]string {
 	return map[string]string{
 		"save":                              "3600 1 300 100 60 10000",
-		"hash-max-listpack-entries":         "128",
-		"hash-max-listpack-value":           "64",
-		"hash-max-ziplist-entries":          "128",
-		"hash-max-ziplist-value":            "64",
 		"list-max-listpack-size":            "-2",
 		"list-max-ziplist-size":             "-2",
 		"list-compress-depth":               "0",
-		"set-max-intset-entries":            "512",
 		"zset-max-listpack-entries":         "128",
 		"zset-max-listpack-value":           "64",
 		"zset-max-ziplist-entries":          "128",
 		"zset-max-ziplist-value":            "64",
-		"hll-sparse-max-bytes":              "3000",
 		"stream-node-max-bytes":             "4096",
 		"stream-node-max-entries":           "100",
 		"activerehashing":                   "yes",

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,6 +110,12 @@ func buildParams() []*Param {
 		memParam("wal-segment-size", false, 64<<10, func(c *Config) *int64 { return &c.WALSegmentSize }),
 		boolParam("wal-salvage", false, func(c *Config) *bool { return &c.WALSalvage }),
 		memParam("pagecache-size", false, 1<<20, func(c *Config) *int64 { return &c.PageCacheSize }),
+		aliased(intParam("hash-max-listpack-entries", true, 0, math.MaxInt32, func(c *Config) *int { return &c.HashMaxListpackEntries })),
+		aliased(memParam("hash-max-listpack-value", true, 0, func(c *Config) *int64 { return &c.HashMaxListpackValue })),
+		intParam("set-max-intset-entries", true, 0, math.MaxInt32, func(c *Config) *int { return &c.SetMaxIntsetEntries }),
+		intParam("set-max-listpack-entries", true, 0, math.MaxInt32, func(c *Config) *int { return &c.SetMaxListpackEntries }),
+		memParam("set-max-listpack-value", true, 0, func(c *Config) *int64 { return &c.SetMaxListpackValue }),
+		memParam("hll-sparse-max-bytes", true, 0, func(c *Config) *int64 { return &c.HLLSparseMaxBytes }),
 		memParam("maxmemory", true, 0, func(c *Config) *int64 { return &c.MaxMemory }),
 		enumParam("maxmemory-policy", true, []string{"noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random",
 			"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"}, func(c *Config) *string { return &c.MaxMemoryPolicy }),
@@ -125,12 +132,16 @@ func buildParams() []*Param {
 }
 
 func storedParam(name string) *Param {
-	p := &Param{Name: name, Mutable: true,
+	return aliased(&Param{Name: name, Mutable: true,
 		Get: func(c *Config) string { return c.Stored[name] },
-		Set: func(c *Config, v string) error { c.Stored[name] = v; return nil }}
-	// Redis 7 renamed *-ziplist-* to *-listpack-*; both names answer.
-	if strings.Contains(name, "listpack") {
-		p.Alias = strings.Replace(name, "listpack", "ziplist", 1)
+		Set: func(c *Config, v string) error { c.Stored[name] = v; return nil }})
+}
+
+// aliased gives a *-listpack-* parameter its Redis 6 name: Redis 7 renamed
+// *-ziplist-* to *-listpack-*, and both names answer.
+func aliased(p *Param) *Param {
+	if strings.Contains(p.Name, "listpack") {
+		p.Alias = strings.Replace(p.Name, "listpack", "ziplist", 1)
 	}
 	return p
 }

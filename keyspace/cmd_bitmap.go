@@ -1,0 +1,4 @@
+package keyspace
+
+// bitmapSpecs are the bitmap commands on strings.
+var bitmapSpecs = []*CommandSpec{}

@@ -1,0 +1,4 @@
+package keyspace
+
+// hashSpecs are the hash commands.
+var hashSpecs = []*CommandSpec{}

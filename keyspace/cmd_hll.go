@@ -1,0 +1,4 @@
+package keyspace
+
+// hllSpecs are the HyperLogLog commands.
+var hllSpecs = []*CommandSpec{}

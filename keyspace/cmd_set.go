@@ -1,0 +1,4 @@
+package keyspace
+
+// setSpecs are the set commands.
+var setSpecs = []*CommandSpec{}
