@@ -1,8 +1,9 @@
 package keyspace
 
-// MOOND.APPLY, the journal-only command of RENAME, COPY and MOVE (see the
-// grammar in journal.go). It is not in the command table: Exec runs it
-// only while Loading, and to a client it is an unknown command.
+// MOOND.APPLY, the journal-only command of the writes that touch several
+// keys (RENAME, COPY, MOVE, SMOVE, ...; see the grammar in journal.go). It
+// is not in the command table: Exec runs it only while Loading, and to a
+// client it is an unknown command.
 
 // applyName is the command's name as records carry it; applyLower as
 // equalFold matches it.
@@ -11,13 +12,15 @@ const (
 	applyLower = "moond.apply"
 )
 
-// applyOp is one parsed op: DEL (put false) or PUT.
+// applyOp is one parsed op: DEL (put false, cmd nil), PUT, or CMD (cmd
+// holds the command's arguments, key is cmd[1]).
 type applyOp struct {
 	put    bool
 	db     int
 	key    []byte
 	v      value
 	expiry int64
+	cmd    [][]byte
 }
 
 // parseApply checks MOOND.APPLY's ops and returns them (the values are
@@ -32,6 +35,16 @@ func (ks *Keyspace) parseApply(args [][]byte) ([]applyOp, string) {
 		switch {
 		case equalFold(args[i], "del") && i+2 < len(args):
 			op.key = args[i+2]
+		case equalFold(args[i], "cmd") && i+3 < len(args):
+			n, ok := parseInt(args[i+2])
+			if !ok || n < 2 || n > int64(len(args)-i-3) {
+				return nil, errSyntax
+			}
+			op.cmd = args[i+3 : i+3+int(n)]
+			if spec := Lookup(op.cmd[0]); spec == nil || !spec.write || spec.FirstKey != 1 || spec.LastKey != 1 || !spec.arityOK(len(op.cmd)) {
+				return nil, "ERR MOOND.APPLY CMD runs only single-key writes, not '" + cString(op.cmd[0], 32) + "'"
+			}
+			op.key = op.cmd[1]
 		case equalFold(args[i], "put") && i+5 < len(args):
 			op.put, op.key = true, args[i+2]
 			kind, ok := parseInt(args[i+3])
@@ -55,9 +68,12 @@ func (ks *Keyspace) parseApply(args [][]byte) ([]applyOp, string) {
 		}
 		op.db = db
 		ops = append(ops, op)
-		if op.put {
+		switch {
+		case op.put:
 			i += 6
-		} else {
+		case op.cmd != nil:
+			i += 3 + len(op.cmd)
+		default:
 			i += 3
 		}
 	}
@@ -77,6 +93,10 @@ func (ks *Keyspace) execApply(args [][]byte, w ReplyWriter, lsn uint64) {
 		if lsn > 0 && !ks.replayPasses(lsn, op.db, op.key) {
 			continue
 		}
+		if op.cmd != nil {
+			ks.applyCmd(op)
+			continue
+		}
 		d := ks.dbs[op.db]
 		sl, h := ks.lookup(op.db, op.key)
 		if !op.put {
@@ -93,3 +113,34 @@ func (ks *Keyspace) execApply(args [][]byte, w ReplyWriter, lsn uint64) {
 	clear(ops)
 	replyOK(w)
 }
+
+// applyCmd runs a CMD op: a single-key write in its journal form, in the
+// op's database. Its reply is dropped: a journal-form command applied to
+// the state its record was written over cannot fail (journal.go), and a
+// record never fails halfway because of one op.
+func (ks *Keyspace) applyCmd(op applyOp) {
+	c := Client{DB: op.db}
+	spec := Lookup(op.cmd[0])
+	spec.run(ks, &c, op.cmd, discardReplies{})
+}
+
+// discardReplies is a ReplyWriter that drops everything.
+type discardReplies struct{}
+
+func (discardReplies) SimpleString(string)     {}
+func (discardReplies) Error(string)            {}
+func (discardReplies) Int(int64)               {}
+func (discardReplies) Bulk([]byte)             {}
+func (discardReplies) BulkString(string)       {}
+func (discardReplies) Null()                   {}
+func (discardReplies) NullArray()              {}
+func (discardReplies) ArrayHeader(int)         {}
+func (discardReplies) MapHeader(int)           {}
+func (discardReplies) SetHeader(int)           {}
+func (discardReplies) PushHeader(int)          {}
+func (discardReplies) Double(float64)          {}
+func (discardReplies) Bool(bool)               {}
+func (discardReplies) Verbatim(string, []byte) {}
+func (discardReplies) BigNumber(string)        {}
+func (discardReplies) Raw([]byte)              {}
+func (discardReplies) Reset()                  {}

@@ -39,13 +39,17 @@ import "strconv"
 //	MOOND.APPLY op [op ...]
 //	op = DEL <db> <key>
 //	   | PUT <db> <key> <kind> <value> <expiry>
+//	   | CMD <db> <n> <arg1> ... <argn>
 //
 // applied in order, all or nothing (every op is checked first). <db> is a
 // database index, <kind> the Kind as a decimal number (0 for a string),
 // <value> the value in the heap encoding (heapcodec.go: a string's bytes),
 // <expiry> the absolute expiry time in unix ms, 0 for none. DEL deletes
 // the key if it exists; PUT stores the value, replacing the key and its
-// TTL if it exists. The reply is +OK.
+// TTL if it exists; CMD runs a single-key write command (arg1 its name,
+// arg2 its key) in its journal form, so that a command changing two keys
+// by a little each (SMOVE: SREM on one, SADD on the other) logs the two
+// changes in one record, applied together or not at all. The reply is +OK.
 //
 // FLUSHDB and FLUSHALL touch every key of their databases; Replay applies
 // them key by key too. SWAPDB touches no key: it only swaps the logical

@@ -651,6 +651,10 @@ func TestReplayReportsBadRecords(t *testing.T) {
 		{0, []string{applyName, "PUT", "0", "k", "9", "v", "0"}, "(error) ERR keyspace: cannot decode a value of kind 9 (unknown)"},
 		{0, []string{applyName, "PUT", "0", "k", "0", "v", "-1"}, "(error) ERR invalid expire time in 'moond.apply' command"},
 		{0, []string{applyName}, "(error) ERR wrong number of arguments for 'moond.apply' command"},
+		{0, []string{applyName, "PUT", "0", "k", "0", "v", "0", "CMD", "0", "3", "GET", "k"}, "(error) " + errSyntax},
+		{0, []string{applyName, "PUT", "0", "k", "0", "v", "0", "CMD", "0", "2", "GET", "k"}, "(error) ERR MOOND.APPLY CMD runs only single-key writes, not 'GET'"},
+		{0, []string{applyName, "PUT", "0", "k", "0", "v", "0", "CMD", "0", "3", "MSET", "k", "v"}, "(error) ERR MOOND.APPLY CMD runs only single-key writes, not 'MSET'"},
+		{0, []string{applyName, "CMD", "0", "2", "APPEND", "k"}, "(error) ERR MOOND.APPLY CMD runs only single-key writes, not 'APPEND'"},
 	} {
 		args := make([][]byte, len(c.args))
 		for i, a := range c.args {
@@ -684,6 +688,11 @@ func TestMoondApplyIsOnlyForReplay(t *testing.T) {
 	h.ks.Loading = true
 	h.expectArgs("OK", "moond.apply", "PUT", "0", "k", "0", "12", itoa64(startClock-5), "put", "2", "k", "0", "v", "0")
 	h.expectArgs("OK", "MOOND.APPLY", "DEL", "2", "k", "DEL", "2", "nokey")
+	h.expectArgs("OK", "MOOND.APPLY", "CMD", "0", "3", "APPEND", "s", "ab", "CMD", "1", "4", "SETRANGE", "s", "1", "z")
+	h.expect("GET s", q("ab"))
+	h.selectDB(1)
+	h.expect("GET s", q("\x00z"))
+	h.selectDB(0)
 	h.expect("OBJECT ENCODING k", q("int"))
 	h.expect("PEXPIRETIME k", n(startClock-5)) // stored although past, as loading does
 	h.ks.Loading = false
