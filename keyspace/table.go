@@ -27,6 +27,13 @@ type CommandSpec struct {
 	Tips []string
 	// Subcommands are a container command's subcommands (OBJECT's).
 	Subcommands []*CommandSpec
+	// MovableKeys, for a command whose keys depend on its arguments
+	// (Redis's "movablekeys": SINTERCARD numkeys key..., ZUNIONSTORE,
+	// LMPOP, ...), appends to dst the indexes in args of its keys, and
+	// the server routes by them instead of FirstKey, LastKey and Step. It
+	// must accept any args (a wrong count is the command's own error to
+	// give) and never index past them.
+	MovableKeys func(args [][]byte, dst []int) []int
 
 	run   func(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter)
 	write bool // Flags holds "write" (set at init)

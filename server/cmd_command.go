@@ -195,7 +195,7 @@ func commandGetKeys(c *conn, cmd [][]byte) {
 		c.errorReply("ERR Invalid number of arguments specified for command")
 		return
 	}
-	pos := keyPositions(spec, len(cmd), nil)
+	pos := keyPositions(spec, cmd, nil)
 	if len(pos) == 0 {
 		c.errorReply("ERR The command has no key arguments")
 		return

@@ -245,11 +245,11 @@ func (c *conn) aheadKeysOf(args [][]byte, keys [][]byte) [][]byte {
 		return keys
 	}
 	cmd := c.aheadCommand.lookup(args[0])
-	if cmd == nil || cmd.server != nil || cmd.spec.FirstKey <= 0 {
+	if cmd == nil || cmd.server != nil || (cmd.spec.FirstKey <= 0 && cmd.spec.MovableKeys == nil) {
 		return keys
 	}
 	var posBuf [16]int
-	for _, i := range keyPositions(cmd.spec, len(args), posBuf[:0]) {
+	for _, i := range keyPositions(cmd.spec, args, posBuf[:0]) {
 		if len(keys) == keyspace.PrefetchMax {
 			break
 		}

@@ -87,11 +87,15 @@ func (c *conn) errorReply(msg string) {
 	c.replyLocal(func(w *resp.Writer) { w.Error(msg) })
 }
 
-// keyPositions lists the argument indexes that hold keys.
-func keyPositions(spec *keyspace.CommandSpec, n int, dst []int) []int {
+// keyPositions lists the argument indexes of args that hold keys.
+func keyPositions(spec *keyspace.CommandSpec, args [][]byte, dst []int) []int {
+	if spec.MovableKeys != nil {
+		return spec.MovableKeys(args, dst)
+	}
 	if spec.FirstKey <= 0 {
 		return dst
 	}
+	n := len(args)
 	last := spec.LastKey
 	if last < 0 {
 		last = n + last
@@ -118,7 +122,7 @@ func (s *Server) shardOf(key []byte) int {
 // multi-key commands, or refused with CROSSSLOT.
 func (c *conn) routeData(spec *keyspace.CommandSpec, args [][]byte) {
 	var posBuf [16]int // MSET of 10 keys fits
-	pos := keyPositions(spec, len(args), posBuf[:0])
+	pos := keyPositions(spec, args, posBuf[:0])
 	if len(pos) == 0 {
 		c.execLocalSpec(spec, args)
 		return
