@@ -9,7 +9,7 @@ BIN := bin/moond
 RACE_PKGS := $(foreach d,uring runtime server shard persistence tests,$(if $(wildcard $(d)/*),./$(d)/...))
 FUZZTIME ?= 10s
 
-.PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench bench-redis bench-checkpoint test-long deps apt-deps
+.PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench bench-redis bench-types bench-checkpoint test-long deps apt-deps
 
 all: build
 
@@ -92,6 +92,12 @@ bench:
 # of BENCHMARKS.md (see bench/README.md). Takes 5-10 minutes.
 bench-redis: build
 	bash bench/redis_compare.sh
+	SKIP_BUILD=1 bash bench/types_compare.sh
+
+# The data-type rows alone (hashes, sets): throughput in paired rounds,
+# memory and reply times against redis-server.
+bench-types: build
+	SKIP_BUILD=1 bash bench/types_compare.sh
 
 # Restart time (whole WAL vs heap + tail) and GET/SET latency with and
 # without checkpoints running; rewrites its section of BENCHMARKS.md.

@@ -1,0 +1,285 @@
+#!/usr/bin/env bash
+# types_compare.sh: the data-type rows of make bench-redis. moond (one
+# shard) and redis-server, both pinned to SERVER_CPU, redis-benchmark on
+# CLIENT_CPU, in paired rounds: every round runs every row against both
+# servers back to back, in an order that alternates between rounds, so that
+# the host's drift falls on both. Per row: each server's median requests/s,
+# the median and range of the per-round ratios moond/redis, and each
+# server's user and system CPU time per request (from /proc, over the row).
+#
+#   1. Throughput: HSET and HGET on one hash of KEYSPACE fields, SADD and
+#      SISMEMBER on one set of KEYSPACE members (redis-benchmark's own hset
+#      and sadd tests; HGET and SISMEMBER as custom commands on the same
+#      keys), at -P 16 and -P 1.
+#   2. Memory: used_memory after loading (redis-cli --pipe) MANY hashes of 10
+#      small fields, MANY sets of 10 small integers, one hash of BIG fields
+#      and one set of BIG members, each on an empty server; moond/redis.
+#   3. Reply time: SINTER of two sets of 100,000 members (half shared) and
+#      HGETALL of a 10,000-field hash, timed by redis-benchmark (-c 1).
+#
+# Knobs (environment): ROUNDS (7), REQUESTS (-P 1 rows, 200000),
+# REQUESTS_PIPELINED (-P 16 rows, 1000000), CLIENTS (50), KEYSPACE (100000),
+# MANY (1000000), BIG (1000000), SERVER_CPU (0), CLIENT_CPU (1), ONLY (an
+# extended regular expression over the row names), SKIP_MEMORY=1,
+# BENCH_MD (BENCHMARKS.md), SKIP_BUILD=1.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+ROUNDS=${ROUNDS:-7}
+REQUESTS=${REQUESTS:-200000}
+REQUESTS_PIPELINED=${REQUESTS_PIPELINED:-1000000}
+CLIENTS=${CLIENTS:-50}
+KEYSPACE=${KEYSPACE:-100000}
+MANY=${MANY:-1000000}
+BIG=${BIG:-1000000}
+SERVER_CPU=${SERVER_CPU:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+BENCH_MD=${BENCH_MD:-$ROOT/BENCHMARKS.md}
+MOOND_BIN=${MOOND_BIN:-$ROOT/bin/moond}
+TICK=$(getconf CLK_TCK)
+MARK_START='<!-- bench-types:start -->'
+MARK_END='<!-- bench-types:end -->'
+
+log() { printf '[bench-types %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+die() {
+	log "error: $*"
+	exit 1
+}
+
+[ "${SKIP_BUILD:-0}" = 1 ] || go build -o "$MOOND_BIN" ./cmd/moond
+command -v redis-server >/dev/null || die "redis-server is missing (make apt-deps)"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/moond-types-bench.XXXXXX")
+declare -A PID=() PORT=([moond]=$((21000 + RANDOM % 4000)) [redis]=$((25000 + RANDOM % 4000)))
+cleanup() {
+	for s in moond redis; do
+		[ -n "${PID[$s]:-}" ] && kill -9 "${PID[$s]}" 2>/dev/null
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+cli() { redis-cli -p "${PORT[$1]}" "${@:2}"; }
+
+# start SERVER: a fresh server with no persistence (the rows measure the
+# data types, not the disk), pinned to SERVER_CPU.
+start() {
+	local s=$1
+	rm -rf "$WORK/$s" && mkdir -p "$WORK/$s"
+	if [ "$s" = moond ]; then
+		taskset -c "$SERVER_CPU" "$MOOND_BIN" --port "${PORT[$s]}" --dir "$WORK/$s" --shards 1 --appendonly no \
+			>"$WORK/$s.log" 2>&1 &
+	else
+		taskset -c "$SERVER_CPU" redis-server --port "${PORT[$s]}" --dir "$WORK/$s" --save '' --appendonly no \
+			>"$WORK/$s.log" 2>&1 &
+	fi
+	PID[$s]=$!
+	for _ in $(seq 200); do
+		[ "$(cli "$s" ping 2>/dev/null)" = PONG ] && return
+		sleep 0.05
+	done
+	cat "$WORK/$s.log" >&2
+	die "$s did not start"
+}
+
+stop() {
+	local s=$1
+	kill -9 "${PID[$s]}" 2>/dev/null || true
+	wait "${PID[$s]}" 2>/dev/null || true
+	PID[$s]=""
+}
+
+# cpu SERVER: "user system" CPU ticks of the server so far.
+cpu() { awk '{print $14, $15}' "/proc/${PID[$1]}/stat"; }
+
+# The throughput rows: name, pipeline depth, redis-benchmark arguments.
+ROWS=("HSET -P 16" "HGET -P 16" "SADD -P 16" "SISMEMBER -P 16" "HSET -P 1" "HGET -P 1" "SADD -P 1" "SISMEMBER -P 1")
+if [ -n "${ONLY:-}" ]; then
+	mapfile -t ROWS < <(printf '%s\n' "${ROWS[@]}" | grep -E "$ONLY" || true)
+fi
+row_args() {
+	case ${1%% *} in
+	HSET) echo "-t hset" ;;
+	SADD) echo "-t sadd" ;;
+	HGET) echo "HGET myhash element:__rand_int__" ;;
+	SISMEMBER) echo "SISMEMBER myset element:__rand_int__" ;;
+	esac
+}
+
+# run SERVER ROW: one redis-benchmark run; prints "rps user_us sys_us" (CPU
+# per request).
+run() {
+	local s=$1 row=$2 p n c0 c1 out rps
+	p=${row##* }
+	n=$REQUESTS
+	[ "$p" -gt 1 ] && n=$REQUESTS_PIPELINED
+	c0=$(cpu "$s")
+	# shellcheck disable=SC2046
+	out=$(taskset -c "$CLIENT_CPU" redis-benchmark -p "${PORT[$s]}" -c "$CLIENTS" -n "$n" -P "$p" -r "$KEYSPACE" \
+		--csv -q $(row_args "$row") 2>/dev/null | tail -1)
+	c1=$(cpu "$s")
+	rps=$(echo "$out" | awk -F'","' '{gsub(/"/, "", $2); print $2}')
+	awk -v r="$rps" -v a="$c0" -v b="$c1" -v hz="$TICK" -v n="$n" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		printf "%s %.3f %.3f\n", r, (y[1] - x[1]) / hz * 1e6 / n, (y[2] - x[2]) / hz * 1e6 / n }'
+}
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+lo() { tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }
+hi() { tr ' ' '\n' | grep -v '^$' | sort -g | tail -1; }
+
+# fill SERVER: the keys the HGET and SISMEMBER rows read, every field and
+# member of 0..KEYSPACE-1, as the hset and sadd tests name them.
+fill() {
+	awk -v n="$KEYSPACE" 'BEGIN {
+		for (i = 0; i < n; i++) {
+			f = sprintf("element:%012d", i)
+			printf "*4\r\n$4\r\nHSET\r\n$6\r\nmyhash\r\n$%d\r\n%s\r\n$3\r\nxxx\r\n", length(f), f
+			printf "*3\r\n$4\r\nSADD\r\n$5\r\nmyset\r\n$%d\r\n%s\r\n", length(f), f
+		}
+	}' | redis-cli -p "${PORT[$1]}" --pipe >/dev/null
+}
+
+declare -A RPS=() USR=() SYS=()
+throughput() {
+	[ ${#ROWS[@]} -gt 0 ] || return 0
+	start moond
+	start redis
+	fill moond
+	fill redis
+	for round in $(seq "$ROUNDS"); do
+		local order=(moond redis)
+		[ $((round % 2)) -eq 0 ] && order=(redis moond)
+		for row in "${ROWS[@]}"; do
+			for s in "${order[@]}"; do
+				read -r rps u sy < <(run "$s" "$row")
+				RPS[$s,$row]+="$rps "
+				USR[$s,$row]+="$u "
+				SYS[$s,$row]+="$sy "
+			done
+		done
+		log "round $round of $ROUNDS done"
+	done
+	stop moond
+	stop redis
+}
+
+# Memory loads: a generator per row, each a RESP stream for redis-cli --pipe.
+gen_hashes() { awk -v n="$MANY" 'BEGIN { for (i = 0; i < n; i++) { k = sprintf("h:%09d", i)
+	printf "*22\r\n$4\r\nHSET\r\n$%d\r\n%s\r\n", length(k), k
+	for (j = 0; j < 10; j++) printf "$6\r\nfield%d\r\n$8\r\nvalue:%02d\r\n", j, j } }'; }
+gen_sets() { awk -v n="$MANY" 'BEGIN { for (i = 0; i < n; i++) { k = sprintf("s:%09d", i)
+	printf "*12\r\n$4\r\nSADD\r\n$%d\r\n%s\r\n", length(k), k
+	for (j = 0; j < 10; j++) { m = sprintf("%d", i % 1000 + j * 1000); printf "$%d\r\n%s\r\n", length(m), m } } }'; }
+gen_bighash() { awk -v n="$BIG" 'BEGIN { for (i = 0; i < n; i++) { f = sprintf("field:%09d", i)
+	printf "*4\r\n$4\r\nHSET\r\n$7\r\nbighash\r\n$%d\r\n%s\r\n$5\r\nvalue\r\n", length(f), f } }'; }
+gen_bigset() { awk -v n="$BIG" 'BEGIN { for (i = 0; i < n; i++) { m = sprintf("member:%09d", i)
+	printf "*3\r\n$4\r\nSADD\r\n$6\r\nbigset\r\n$%d\r\n%s\r\n", length(m), m } }'; }
+MEM_ROWS=(hashes sets bighash bigset)
+declare -A MEM_LABEL=([hashes]="$MANY hashes of 10 small fields" [sets]="$MANY sets of 10 small integers"
+	[bighash]="one hash of $BIG fields" [bigset]="one set of $BIG members")
+declare -A MEM=()
+used() { cli "$1" INFO memory | tr -d '\r' | awk -F: '$1 == "used_memory" {print $2}'; }
+memory() {
+	[ "${SKIP_MEMORY:-0}" = 1 ] && return 0
+	for row in "${MEM_ROWS[@]}"; do
+		for s in moond redis; do
+			start "$s"
+			local before after
+			before=$(used "$s")
+			"gen_$row" | redis-cli -p "${PORT[$s]}" --pipe >/dev/null
+			after=$(used "$s")
+			MEM[$s,$row]=$((after - before))
+			MEM[$s,$row,enc]=$(cli "$s" OBJECT ENCODING "$(cli "$s" RANDOMKEY)")
+			stop "$s"
+		done
+		log "memory $row: moond ${MEM[moond,$row]} B, redis ${MEM[redis,$row]} B"
+	done
+}
+
+# Reply time of a big read: SINTER of two 100k sets, HGETALL of 10k fields.
+declare -A REPLY=()
+reply_times() {
+	for s in moond redis; do
+		start "$s"
+		awk 'BEGIN { for (i = 0; i < 100000; i++) {
+			a = sprintf("%d", i); b = sprintf("%d", i + 50000)
+			printf "*3\r\n$4\r\nSADD\r\n$6\r\n{s}one\r\n$%d\r\n%s\r\n", length(a), a
+			printf "*3\r\n$4\r\nSADD\r\n$6\r\n{s}two\r\n$%d\r\n%s\r\n", length(b), b }
+			for (i = 0; i < 10000; i++) { f = sprintf("f%d", i)
+			printf "*4\r\n$4\r\nHSET\r\n$2\r\nhh\r\n$%d\r\n%s\r\n$8\r\nvalue:xx\r\n", length(f), f } }' |
+			redis-cli -p "${PORT[$s]}" --pipe >/dev/null
+		for round in $(seq "$ROUNDS"); do
+			for cmd in "SINTER {s}one {s}two" "HGETALL hh"; do
+				local rps
+				# shellcheck disable=SC2086
+				rps=$(taskset -c "$CLIENT_CPU" redis-benchmark -p "${PORT[$s]}" -c 1 -n 200 --csv -q $cmd 2>/dev/null |
+					tail -1 | awk -F'","' '{gsub(/"/, "", $2); print $2}')
+				REPLY[$s,${cmd%% *}]+="$(awk -v r="$rps" 'BEGIN {printf "%.3f", 1000 / r}') "
+			done
+		done
+		stop "$s"
+	done
+}
+
+throughput
+memory
+reply_times
+
+{
+	echo "Run $(date -u '+%Y-%m-%d %H:%M UTC') on $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo))," \
+		"$ROUNDS paired rounds; moond --shards 1 --appendonly no and redis-server $(redis-server --version | awk '{print $3}' | cut -d= -f2)" \
+		"--save '' --appendonly no, both on CPU $SERVER_CPU, redis-benchmark on CPU $CLIENT_CPU" \
+		"(-c $CLIENTS -r $KEYSPACE; -n $REQUESTS at -P 1, $REQUESTS_PIPELINED at -P 16). \`make bench-types\` (part of \`make bench-redis\`)."
+	echo
+	if [ ${#ROWS[@]} -gt 0 ]; then
+		echo "| row | moond rps | redis rps | moond/redis median | range | moond user/sys µs/req | redis user/sys µs/req |"
+		echo "|---|---:|---:|---:|---:|---:|---:|"
+		for row in "${ROWS[@]}"; do
+			read -ra m <<<"${RPS[moond,$row]}"
+			read -ra r <<<"${RPS[redis,$row]}"
+			ratios=""
+			for i in "${!m[@]}"; do
+				ratios+=$(awk -v a="${m[$i]}" -v b="${r[$i]}" 'BEGIN {if (b > 0) printf "%.4f ", a / b}')
+			done
+			printf "| %s | %.0f | %.0f | %.2f | %.2f–%.2f | %.2f / %.2f | %.2f / %.2f |\n" "$row" \
+				"$(echo "${RPS[moond,$row]}" | median)" "$(echo "${RPS[redis,$row]}" | median)" \
+				"$(echo "$ratios" | median)" "$(echo "$ratios" | lo)" "$(echo "$ratios" | hi)" \
+				"$(echo "${USR[moond,$row]}" | median)" "$(echo "${SYS[moond,$row]}" | median)" \
+				"$(echo "${USR[redis,$row]}" | median)" "$(echo "${SYS[redis,$row]}" | median)"
+		done
+		echo
+	fi
+	if [ "${SKIP_MEMORY:-0}" != 1 ]; then
+		echo "| memory (used_memory growth) | moond | redis | moond/redis | encodings (moond / redis) |"
+		echo "|---|---:|---:|---:|---|"
+		for row in "${MEM_ROWS[@]}"; do
+			printf "| %s | %.1f MB | %.1f MB | %.2f | %s / %s |\n" "${MEM_LABEL[$row]}" \
+				"$(awk -v x="${MEM[moond,$row]}" 'BEGIN {print x / 1048576}')" \
+				"$(awk -v x="${MEM[redis,$row]}" 'BEGIN {print x / 1048576}')" \
+				"$(awk -v a="${MEM[moond,$row]}" -v b="${MEM[redis,$row]}" 'BEGIN {printf "%.2f", a / b}')" \
+				"${MEM[moond,$row,enc]}" "${MEM[redis,$row,enc]}"
+		done
+		echo
+	fi
+	echo "| reply time (redis-benchmark -c 1 -n 200, median of $ROUNDS) | moond ms | redis ms | moond/redis |"
+	echo "|---|---:|---:|---:|"
+	for cmd in SINTER HGETALL; do
+		mm=$(echo "${REPLY[moond,$cmd]}" | median)
+		rr=$(echo "${REPLY[redis,$cmd]}" | median)
+		label="SINTER of two 100,000-member sets (50,000 shared)"
+		[ "$cmd" = HGETALL ] && label="HGETALL of a 10,000-field hash"
+		printf "| %s | %.3f | %.3f | %.2f |\n" "$label" "$mm" "$rr" "$(awk -v a="$mm" -v b="$rr" 'BEGIN {print a / b}')"
+	done
+} >"$WORK/section.md"
+cat "$WORK/section.md"
+if grep -qxF "$MARK_START" "$BENCH_MD" 2>/dev/null; then
+	awk -v s="$MARK_START" -v e="$MARK_END" -v f="$WORK/section.md" '
+		$0 == s { print; while ((getline l < f) > 0) print l; skip = 1; next }
+		$0 == e { skip = 0 }
+		!skip { print }' "$BENCH_MD" >"$WORK/md" && cat "$WORK/md" >"$BENCH_MD"
+else
+	{ echo; echo "## Data types: hashes and sets against redis-server"; echo; echo "$MARK_START"; cat "$WORK/section.md"; echo "$MARK_END"; } >>"$BENCH_MD"
+fi
+log "wrote the bench-types section of $BENCH_MD"
