@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -536,5 +537,27 @@ func TestWritesIsTheWriteFlag(t *testing.T) {
 	}
 	if writes == 0 || Lookup([]byte("SET")).Writes() != true || Lookup([]byte("GET")).Writes() || (*CommandSpec)(nil).Writes() {
 		t.Errorf("%d write commands; SET, GET or nil misclassified", writes)
+	}
+}
+
+func TestMemoryUsage(t *testing.T) {
+	h := newHarness(t)
+	h.script(
+		"MEMORY USAGE nokey", "(nil)",
+		"SET k v", "OK",
+		"MEMORY USAGE k SAMPLES", "(error) ERR syntax error",
+		"MEMORY USAGE k SAMPLES x", "(error) ERR value is not an integer or out of range",
+		"MEMORY USAGE k SAMPLES -1", "(error) ERR syntax error",
+		"MEMORY USAGE k FOO 1", "(error) ERR syntax error",
+		"MEMORY NOSUCH", "(error) ERR unknown subcommand 'NOSUCH'. Try MEMORY HELP.",
+	)
+	small := h.do("MEMORY", "USAGE", "k", "SAMPLES", "0")
+	h.do("SET", "k", strings.Repeat("x", 1000))
+	big := h.do("MEMORY", "USAGE", "k")
+	var a, b int
+	fmt.Sscanf(small, "(integer) %d", &a)
+	fmt.Sscanf(big, "(integer) %d", &b)
+	if a <= 0 || b < a+1000 {
+		t.Errorf("MEMORY USAGE of a 1-byte value %s, of a 1000-byte value %s: want the second at least 1000 more", small, big)
 	}
 }

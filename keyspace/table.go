@@ -152,6 +152,10 @@ var keySpecs = []*CommandSpec{
 		{Name: "object|idletime", Arity: 3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: cKeyReadSlow, Tips: tNondet, run: cmdObjectIdletime},
 		{Name: "object|refcount", Arity: 3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: cKeyReadSlow, run: cmdObjectRefcount},
 	}},
+	{Name: "memory", Arity: -2, Flags: []string{}, ACLCategories: []string{"@slow"}, Subcommands: []*CommandSpec{
+		{Name: "memory|help", Arity: 2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow"}, run: cmdMemoryHelp},
+		{Name: "memory|usage", Arity: -3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: []string{"@read", "@slow"}, run: cmdMemoryUsage},
+	}},
 }
 
 // dbSpecs are the commands on whole databases.
@@ -199,6 +203,10 @@ func Lookup(name []byte) *CommandSpec {
 // Specs returns every command this package implements, in table order.
 // The specs are shared: callers must not modify them.
 func Specs() []*CommandSpec { return specs }
+
+// Subcommand returns the container's subcommand named name, in any case,
+// or nil.
+func (s *CommandSpec) Subcommand(name []byte) *CommandSpec { return s.subcommand(name) }
 
 // subcommand returns the container's subcommand named name, or nil.
 func (s *CommandSpec) subcommand(name []byte) *CommandSpec {

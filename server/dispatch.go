@@ -89,6 +89,12 @@ func (c *conn) errorReply(msg string) {
 
 // keyPositions lists the argument indexes of args that hold keys.
 func keyPositions(spec *keyspace.CommandSpec, args [][]byte, dst []int) []int {
+	if spec.Subcommands != nil && len(args) >= 2 {
+		// A container's keys are its subcommand's (OBJECT ENCODING key).
+		if sub := spec.Subcommand(args[1]); sub != nil {
+			spec = sub
+		}
+	}
 	if spec.MovableKeys != nil {
 		return spec.MovableKeys(args, dst)
 	}

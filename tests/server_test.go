@@ -451,3 +451,24 @@ func TestWholeKeyspaceCommandsSpanShards(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyedSubcommandsRunOnTheKeysShard checks that OBJECT and MEMORY,
+// whose key is their third argument, run where the key lives, whatever
+// shard the connection is on.
+func TestKeyedSubcommandsRunOnTheKeysShard(t *testing.T) {
+	s := startServer(t, "uring", 3)
+	ctx := ctx(t)
+	c := s.client(2)
+	for i := 0; i < 30; i++ {
+		k := fmt.Sprintf("sub:%d", i)
+		if err := c.Set(ctx, k, i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if enc, err := c.ObjectEncoding(ctx, k).Result(); err != nil || enc != "int" {
+			t.Fatalf("OBJECT ENCODING %s = %q, %v: want int from the key's shard", k, enc, err)
+		}
+		if n, err := c.MemoryUsage(ctx, k).Result(); err != nil || n <= 0 {
+			t.Fatalf("MEMORY USAGE %s = %d, %v", k, n, err)
+		}
+	}
+}

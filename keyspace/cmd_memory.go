@@ -1,0 +1,57 @@
+package keyspace
+
+import "unsafe"
+
+// MEMORY USAGE (Redis's memoryCommand): the bytes a key and its value hold.
+// Redis samples the elements of a large aggregate (SAMPLES, default 5);
+// moond's values keep an exact running count of their memory (heapBytes),
+// so the answer is exact and SAMPLES is accepted and checked but changes
+// nothing. The other MEMORY subcommands (DOCTOR, STATS, ...) are the
+// server's business and not implemented yet.
+
+func cmdMemoryUsage(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
+	for j := 3; j < len(args); j++ {
+		if !equalFold(args[j], "samples") || j+1 >= len(args) {
+			w.Error(errSyntax)
+			return
+		}
+		n, ok := parseInt(args[j+1])
+		if !ok {
+			w.Error(errNotInteger)
+			return
+		}
+		if n < 0 {
+			w.Error(errSyntax)
+			return
+		}
+		j++
+	}
+	sl, _ := ks.lookup(c.DB, args[2])
+	if sl == nil {
+		w.Null()
+		return
+	}
+	w.Int(memoryUsage(sl))
+}
+
+// memoryUsage is a key's share of memory: its slot in the table, its name
+// and its value.
+func memoryUsage(sl *slot[entry]) int64 {
+	return int64(unsafe.Sizeof(*sl)) + allocSize(int64(len(sl.key()))) + sl.v.heapBytes()
+}
+
+var memoryHelp = []string{
+	"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"USAGE <key> [SAMPLES <count>]",
+	"    Return memory in bytes used by <key> and its value. Nested values are",
+	"    sampled up to <count> times (default: 5, 0 means sample all).",
+	"HELP",
+	"    Prints this help.",
+}
+
+func cmdMemoryHelp(_ *Keyspace, _ *Client, _ [][]byte, w ReplyWriter) {
+	w.ArrayHeader(len(memoryHelp))
+	for _, l := range memoryHelp {
+		w.SimpleString(l)
+	}
+}
