@@ -256,6 +256,27 @@ func TestMidChainTearRefusesToBootWithExit70(t *testing.T) {
 	}
 }
 
+// TestMissingHistoryRefusesToBootWithExit70: a WAL whose oldest segment
+// is gone (the redo point lies before what is left) lost acknowledged
+// writes; boot refuses with the damaged log's status, 70, like a tear,
+// and says what to do.
+func TestMissingHistoryRefusesToBootWithExit70(t *testing.T) {
+	dir := fillSegments(t, "uring")
+	first := segments(t, dir, 0)[0]
+	if err := os.Remove(first); err != nil {
+		t.Fatal(err)
+	}
+	s := launch(t, dir, "uring", 1)
+	if code := s.exitCode(); code != 70 {
+		t.Fatalf("exit code %d, want 70\n%s", code, s.log.String())
+	}
+	for _, want := range []string{"below the redo point is missing", "restore the missing segments"} {
+		if !strings.Contains(s.log.String(), want) {
+			t.Errorf("refusal does not say %q:\n%s", want, s.log.String())
+		}
+	}
+}
+
 func TestTornTailIsRepairedAcrossTwoCrashes(t *testing.T) {
 	dir := t.TempDir()
 	for crash := 0; crash < 2; crash++ {

@@ -120,13 +120,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // startFailed logs why the server could not start or load its data and
 // returns the exit status: 70 for a WAL whose acknowledged history is
-// damaged, 78 for a configuration error, 1 otherwise.
+// damaged or missing (wal.DamagedLog), 78 for a configuration error, 1
+// otherwise.
 func startFailed(log *slog.Logger, stderr io.Writer, err error) int {
 	log.Error("cannot start", "err", err)
-	var tear *wal.MidChainTearError
+	var damaged wal.DamagedLog
 	var shards *server.ShardCountError
 	switch {
-	case errors.As(err, &tear):
+	case errors.As(err, &damaged):
 		fmt.Fprintf(stderr, "moond: %v\n", err)
 		return exitSoftware
 	case errors.As(err, &shards):

@@ -84,11 +84,24 @@ type State struct {
 	LastCheckpoint time.Time
 }
 
+// missingHistory is the type of ErrMissingHistory: a damaged log's
+// refusal (wal.DamagedLog), so that moond exits with status 70 for it.
+type missingHistory string
+
+func (e missingHistory) Error() string { return string(e) }
+
+// DamagedLog marks it as a damaged log's refusal.
+func (missingHistory) DamagedLog() {}
+
+// missingHistoryWayOut ends the text of a missing-history refusal.
+const missingHistoryWayOut = "; the acknowledged writes in them are lost: restore the missing segments from a backup, " +
+	"or move the shard's directory away to start it empty"
+
 var (
 	// ErrMissingHistory: the WAL no longer holds the records from the redo
 	// point on (its oldest segment starts above it, or it is empty although
 	// the control file names a durable checkpoint record).
-	ErrMissingHistory = errors.New("recovery: WAL history below the redo point is missing")
+	ErrMissingHistory error = missingHistory("recovery: WAL history below the redo point is missing")
 	// ErrManifestMissing: the control file exists and the manifest does
 	// not. A checkpoint commits the manifest before the control file, so
 	// the registry of heap files is lost; boot will not sweep the heap
@@ -206,10 +219,10 @@ func (b *boot) readControl() error {
 	}
 	switch {
 	case len(b.segs) == 0 && present && c.CheckpointLSN > 0:
-		return fmt.Errorf("%w: shard %d: the WAL directory %s holds no segment, but %s says the checkpoint record at LSN %d was durable (redo point %d)",
+		return fmt.Errorf("%w: shard %d: the WAL directory %s holds no segment, but %s says the checkpoint record at LSN %d was durable (redo point %d)"+missingHistoryWayOut,
 			ErrMissingHistory, b.o.Shard, b.walDir, source, c.CheckpointLSN, c.RedoLSN)
 	case len(b.segs) > 0 && b.segs[0].lsn > b.st.Redo:
-		return fmt.Errorf("%w: shard %d: the oldest WAL segment %s starts at LSN %d, but the redo point is LSN %d (%s): LSNs %d..%d are gone",
+		return fmt.Errorf("%w: shard %d: the oldest WAL segment %s starts at LSN %d, but the redo point is LSN %d (%s): LSNs %d..%d are gone"+missingHistoryWayOut,
 			ErrMissingHistory, b.o.Shard, b.segs[0].path, b.segs[0].lsn, b.st.Redo, source, b.st.Redo, b.segs[0].lsn-1)
 	}
 	b.log.Info("control file read", "fresh", b.st.Fresh, "redo", b.st.Redo,

@@ -163,6 +163,35 @@ func (e *MidChainTearError) Error() string {
 
 func (e *MidChainTearError) Unwrap() error { return e.Reason }
 
+// DamagedLog marks it as a damaged log's refusal (see DamagedLog).
+func (e *MidChainTearError) DamagedLog() {}
+
+// DamagedLog is implemented by the errors that refuse a boot because the
+// log's history is damaged or missing, each with the way out in its text:
+// moond exits with status 70 (EX_SOFTWARE) for every one of them, and with
+// other statuses for everything else. Other packages' errors of the kind
+// (recovery's missing history) implement it too.
+type DamagedLog interface {
+	error
+	DamagedLog()
+}
+
+// unorderedError is salvage's refusal of a segment that does not start
+// after what was replayed: it cannot be placed in the history.
+type unorderedError struct {
+	shard      uint32
+	path       string
+	first, max uint64
+}
+
+func (e *unorderedError) Error() string {
+	return fmt.Sprintf("wal: shard %d: segment %s starts at LSN %d, not after LSN %d already replayed; salvage cannot order it: "+
+		"move the segment out of the WAL directory (its records are lost) and start again", e.shard, e.path, e.first, e.max)
+}
+
+// DamagedLog marks it as a damaged log's refusal.
+func (e *unorderedError) DamagedLog() {}
+
 // segFile is a segment file found in the directory.
 type segFile struct {
 	lsn  uint64 // from the name
@@ -427,8 +456,7 @@ func (r *recovery) checkLink(s segFile, h SegmentHeader, first, last bool) error
 		// The previous segment was damaged and skipped (salvage): its end is
 		// unknown, but LSNs must still go forward.
 		if h.FirstLSN <= r.last {
-			return fmt.Errorf("wal: shard %d: segment %s starts at LSN %d, not after LSN %d already replayed; salvage cannot order it",
-				r.o.Shard, s.path, h.FirstLSN, r.last)
+			return &unorderedError{shard: r.o.Shard, path: s.path, first: h.FirstLSN, max: r.last}
 		}
 	}
 	return nil
