@@ -93,7 +93,7 @@ var (
 // specs is the command table, with Redis 7.0's arity, flags, key positions
 // and ACL categories for every command this package implements: one list
 // per family, each in the file of its commands.
-var specs = slices.Concat(stringSpecs, keySpecs, dbSpecs, hashSpecs, setSpecs, bitmapSpecs, hllSpecs)
+var specs = slices.Concat(stringSpecs, keySpecs, dbSpecs, hashSpecs, setSpecs, bitmapSpecs, hllSpecs, listSpecs, zsetSpecs)
 
 // stringSpecs are the string commands.
 var stringSpecs = []*CommandSpec{

@@ -1,0 +1,4 @@
+package keyspace
+
+// listSpecs are the list commands.
+var listSpecs = []*CommandSpec{}

@@ -1,0 +1,4 @@
+package keyspace
+
+// zsetSpecs are the sorted-set commands.
+var zsetSpecs = []*CommandSpec{}
