@@ -98,6 +98,9 @@ type EncodingLimits struct {
 	SetMaxListpackEntries  int64 // set-max-listpack-entries
 	SetMaxListpackValue    int64 // set-max-listpack-value
 	HLLSparseMaxBytes      int64 // hll-sparse-max-bytes
+	ZSetMaxListpackEntries int64 // zset-max-listpack-entries
+	ZSetMaxListpackValue   int64 // zset-max-listpack-value
+	ListMaxListpackSize    int64 // list-max-listpack-size (negative: a byte limit, -1 4 KiB ... -5 64 KiB)
 }
 
 // DefaultEncodingLimits are Redis's defaults.
@@ -109,5 +112,8 @@ func DefaultEncodingLimits() EncodingLimits {
 		SetMaxListpackEntries:  128,
 		SetMaxListpackValue:    64,
 		HLLSparseMaxBytes:      3000,
+		ZSetMaxListpackEntries: 128,
+		ZSetMaxListpackValue:   64,
+		ListMaxListpackSize:    -2,
 	}
 }

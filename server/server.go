@@ -324,6 +324,9 @@ func encodingLimits(cfg *config.Config) keyspace.EncodingLimits {
 		SetMaxListpackEntries:  int64(cfg.SetMaxListpackEntries),
 		SetMaxListpackValue:    cfg.SetMaxListpackValue,
 		HLLSparseMaxBytes:      cfg.HLLSparseMaxBytes,
+		ZSetMaxListpackEntries: int64(cfg.ZSetMaxListpackEntries),
+		ZSetMaxListpackValue:   cfg.ZSetMaxListpackValue,
+		ListMaxListpackSize:    int64(cfg.ListMaxListpackSize),
 	}
 }
 

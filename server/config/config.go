@@ -41,6 +41,9 @@ type Config struct {
 	SetMaxListpackEntries  int
 	SetMaxListpackValue    int64
 	HLLSparseMaxBytes      int64
+	ZSetMaxListpackEntries int
+	ZSetMaxListpackValue   int64
+	ListMaxListpackSize    int
 
 	// Memory.
 	MaxMemory       int64
@@ -87,6 +90,9 @@ func Default() *Config {
 		SetMaxListpackEntries:  128,
 		SetMaxListpackValue:    64,
 		HLLSparseMaxBytes:      3000,
+		ZSetMaxListpackEntries: 128,
+		ZSetMaxListpackValue:   64,
+		ListMaxListpackSize:    -2,
 		MaxMemoryPolicy:        "noeviction",
 		Shards:                 runtime.NumCPU(),
 		IOBackend:              "auto",
@@ -100,13 +106,7 @@ func Default() *Config {
 func defaultStored() map[string]string {
 	return map[string]string{
 		"save":                              "3600 1 300 100 60 10000",
-		"list-max-listpack-size":            "-2",
-		"list-max-ziplist-size":             "-2",
 		"list-compress-depth":               "0",
-		"zset-max-listpack-entries":         "128",
-		"zset-max-listpack-value":           "64",
-		"zset-max-ziplist-entries":          "128",
-		"zset-max-ziplist-value":            "64",
 		"stream-node-max-bytes":             "4096",
 		"stream-node-max-entries":           "100",
 		"activerehashing":                   "yes",
