@@ -519,8 +519,15 @@ func (d *dict[V]) reserve(n int) {
 	d.freeSlots(d.segs[0].slots)
 	d.slotMem = 0
 	d.segs = make([]segment[V], base)
+	// One allocation for every segment's slots rather than one each: a
+	// large array comes zeroed from the operating system, where base
+	// small ones would each be allocated, typed and cleared (a sixth of a
+	// million-key boot). A segment that outgrows its share later gets an
+	// array of its own, and its share becomes a spare like any other.
+	per := slotsFor[V](share)
+	all := make([]slot[V], base*per)
 	for i := range d.segs {
-		d.segs[i].slots = d.newSlots(share)
+		d.segs[i].slots = all[i*per : (i+1)*per : (i+1)*per]
 		d.slotMem += slotsMem(d.segs[i].slots)
 	}
 	d.level, d.split = level, 0
