@@ -141,7 +141,14 @@ func launch(t testing.TB, dir, backend string, shards int, extra ...string) *ser
 	s.logDone = make(chan struct{})
 	go s.readLog(pr)
 	go func() { s.done <- s.cmd.Wait() }()
-	t.Cleanup(s.kill)
+	t.Cleanup(func() {
+		s.kill()
+		if t.Failed() {
+			// The server's side of a failure: a crash, a refusal, the
+			// log lines before the client saw something go wrong.
+			t.Logf("moond on port %d (%s) exited %v; its log:\n%s", s.port, s.dir, s.cmd.ProcessState, s.log.String())
+		}
+	})
 	return s
 }
 
