@@ -150,3 +150,22 @@ func TestReopenedShardHasWhatTheClosedOneAcknowledged(t *testing.T) {
 		})
 	}
 }
+
+// TestInfoWhileAppendOnlyIsOff: once CONFIG SET appendonly no sealed the
+// log, the shard has a checkpoint manager and no WAL writer; INFO must
+// report it (it dereferenced the writer and crashed the server).
+func TestInfoWhileAppendOnlyIsOff(t *testing.T) {
+	l := startLoop(t, runtime.KindPool)
+	s := open(t, l, testOptions(t.TempDir(), "always"))
+	exec(t, l, s, "SET", "k", "v")
+	looptest.On(t, l, func() { s.SetAppendOnly(false) })
+	if !looptest.Until(t, l, func() bool { return !s.AppendOnly() && !s.busy }) {
+		t.Fatal("appendonly no did not seal the log")
+	}
+	var info Info
+	looptest.On(t, l, func() { info = s.Info() })
+	if info.WAL.Enabled || info.Checkpoint.WALSince != 0 {
+		t.Errorf("INFO with appendonly off: WAL enabled %v, WAL since the checkpoint %d", info.WAL.Enabled, info.Checkpoint.WALSince)
+	}
+	closeShard(t, l, s)
+}

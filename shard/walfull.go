@@ -11,13 +11,18 @@ import (
 const maxWALPause = time.Second
 
 // walAppended is how many WAL bytes the shard has appended: written, or
-// queued to be.
+// queued to be. Only with a log (appendonly yes).
 func (s *Shard) walAppended() int64 {
 	return s.wal.Stats().Bytes + int64(s.wal.Appender().Unwritten())
 }
 
-// walBytesSinceCheckpoint is the WAL above the published redo point.
+// walBytesSinceCheckpoint is the WAL above the published redo point: 0
+// while appendonly is off (the log is sealed, s.wal nil, though the
+// checkpoint manager stays).
 func (s *Shard) walBytesSinceCheckpoint() int64 {
+	if s.wal == nil {
+		return 0
+	}
 	return max(s.walAppended()-s.ckpt.bytesAtPublished, 0)
 }
 
