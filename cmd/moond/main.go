@@ -120,18 +120,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // startFailed logs why the server could not start or load its data and
 // returns the exit status: 70 for a WAL whose acknowledged history is
-// damaged, 78 for a configuration error, 1 otherwise.
+// damaged, 1 otherwise.
 func startFailed(log *slog.Logger, stderr io.Writer, err error) int {
 	log.Error("cannot start", "err", err)
 	var tear *wal.MidChainTearError
-	var shards *server.ShardCountError
-	switch {
-	case errors.As(err, &tear):
+	if errors.As(err, &tear) {
 		fmt.Fprintf(stderr, "moond: %v\n", err)
 		return exitSoftware
-	case errors.As(err, &shards):
-		fmt.Fprintf(stderr, "moond: %v\n", err)
-		return exitConfig
 	}
 	return 1
 }
