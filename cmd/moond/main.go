@@ -163,7 +163,8 @@ func printHelp(w io.Writer) {
 
 Options are named like redis.conf directives (--port, --bind, --dir, --requirepass,
 --appendonly, --appendfsync, --maxmemory, ...) plus moond's own:
-  --shards N              number of shards (default: CPU count)
+  --shards N              number of shards (default: CPU count); another count than
+                          the data directory's moves the keys to the new shards at boot
   --io-backend KIND       auto | uring | pool (default auto; MOOND_IO_BACKEND=pool forces pool)
   --checkpoint-timeout S  seconds between checkpoints
   --max-wal-size BYTES    WAL size that triggers a checkpoint
