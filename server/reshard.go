@@ -42,6 +42,7 @@ func (s *Server) reshard() error {
 	if err != nil {
 		return err
 	}
+	s.log.Info("resharding: new shards open, moving the keys", "staging", staging)
 	moved, err := m.moveFrom(s, from)
 	if err == nil {
 		err = m.checkpoint()
@@ -86,6 +87,7 @@ func (s *Server) openStaging(staging string, n int) (*mover, error) {
 		o := s.shardOptions(i)
 		o.Dir = filepath.Join(staging, shard.DirName(i))
 		o.AppendOnly, o.CrashAt, o.BootHold, o.WrapBackend, o.Progress = true, shard.CrashPoint{}, nil, nil, nil
+		o.Log = s.log.With("reshard", "new")
 		every := time.Second / time.Duration(s.hz())
 		err := loop.Post(func() {
 			shard.Boot(loop, o, func(sh *shard.Shard, err error) {
@@ -123,6 +125,7 @@ func (m *mover) moveFrom(s *Server, from int) (int, error) {
 		// --test-hold-boot holds each old shard's recovery too: a test
 		// sees the LOADING state of a reshard.
 		o.CrashAt, o.WrapBackend = shard.CrashPoint{}, nil
+		o.Log = s.log.With("reshard", "old")
 		o.Progress = s.progress[len(s.workers)+j]
 		n, err := shard.ExportKeys(m.loops[0], o, func(k keyspace.MovedKey) error { return m.add(k) })
 		if err == nil {

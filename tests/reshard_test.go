@@ -249,3 +249,40 @@ func TestReshardServesLoadingMeanwhile(t *testing.T) {
 	s.waitReady()
 	sameData(t, "after the reshard", want, snapshot(t, s), s.log.String())
 }
+
+// TestReshardInterruptedLeavesOldData stops moond while a 2 -> 3 reshard
+// is under way (the old shards' recovery held): by SIGTERM, which ends the
+// reshard and exits cleanly, and by kill -9, with the staged shards on
+// disk. The next boot, with 2 or with 3 shards, serves exactly the data.
+func TestReshardInterruptedLeavesOldData(t *testing.T) {
+	for _, how := range []string{"sigterm", "kill9"} {
+		for _, next := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%s/then-%d-shards", how, next), func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				s := startServerIn(t, dir, "pool", 2)
+				fillForReshard(t, s)
+				want := snapshot(t, s)
+				if err := s.stop(); err != nil {
+					t.Fatal(err)
+				}
+				hold := filepath.Join(t.TempDir(), "release") // never created
+				s = launch(t, dir, "pool", 3, "--test-hold-boot", hold)
+				if !s.logShows("resharding: new shards open, moving the keys") {
+					t.Fatalf("moond did not log the reshard\n%s", s.log.String())
+				}
+				if _, err := os.Stat(filepath.Join(dir, "reshard.staging")); err != nil {
+					t.Fatalf("no staging area while resharding: %v", err)
+				}
+				if how == "kill9" {
+					s.kill9()
+				} else if err := s.stop(); err != nil {
+					t.Fatalf("SIGTERM while resharding: %v\n%s", err, s.log.String())
+				}
+				s = startServerIn(t, dir, "pool", next)
+				sameData(t, fmt.Sprintf("%s while resharding, then %d shards", how, next), want, snapshot(t, s), s.log.String())
+				noReshardLeftovers(t, dir, next)
+			})
+		}
+	}
+}
