@@ -63,19 +63,20 @@ func (s *Server) reshard() error {
 
 // mover is the new shards of a reshard, each on a loop of its own.
 type mover struct {
-	loops   []*runtime.Loop
-	shards  []*shard.Shard
-	tickers []*runtime.Timer
-	batches [][]keyspace.MovedKey
-	bytes   []int
-	stopped <-chan struct{}
+	loops    []*runtime.Loop
+	shards   []*shard.Shard
+	tickers  []*runtime.Timer
+	batches  [][]keyspace.MovedKey
+	bytes    []int
+	inFlight []chan error // the batch each new shard is applying, nil for none
+	stopped  <-chan struct{}
 }
 
 // openStaging boots n empty shards in staging, with persistence on
 // whatever appendonly says: they must end with a checkpoint.
 func (s *Server) openStaging(staging string, n int) (*mover, error) {
 	m := &mover{loops: make([]*runtime.Loop, n), shards: make([]*shard.Shard, n), tickers: make([]*runtime.Timer, n),
-		batches: make([][]keyspace.MovedKey, n), bytes: make([]int, n), stopped: s.stopped}
+		batches: make([][]keyspace.MovedKey, n), bytes: make([]int, n), inFlight: make([]chan error, n), stopped: s.stopped}
 	errs := make(chan error, n)
 	for i := range m.loops {
 		loop := runtime.NewLoop(runtime.Config{ID: i, Backend: s.backend, CPU: -1, RingFlags: s.ringFlags()})
@@ -143,8 +144,10 @@ func (m *mover) moveFrom(s *Server, from int) (int, error) {
 // add queues a copy of k for the new shard its slot maps to.
 func (m *mover) add(k keyspace.MovedKey) error {
 	i := shardOfSlot(KeySlot(k.Key), len(m.shards))
-	k.Key = append([]byte(nil), k.Key...)
-	k.Value = append([]byte(nil), k.Value...)
+	b := make([]byte, len(k.Key)+len(k.Value))
+	n := copy(b, k.Key)
+	copy(b[n:], k.Value)
+	k.Key, k.Value = b[:n:n], b[n:]
 	m.batches[i] = append(m.batches[i], k)
 	m.bytes[i] += len(k.Key) + len(k.Value)
 	if len(m.batches[i]) >= moveBatchKeys || m.bytes[i] >= moveBatchBytes {
@@ -159,17 +162,22 @@ func (m *mover) flushAll() error {
 			return err
 		}
 	}
+	for i := range m.inFlight {
+		if err := m.wait(i); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// flush hands new shard i its queued keys and waits until they are
-// applied and, when the shard's unwritten WAL is over its back-pressure
-// mark, until the log caught up.
+// flush hands new shard i its queued keys. One batch per shard is in
+// flight at a time, so that the old shard's walk and the new shards'
+// writes overlap: flush first waits until the previous batch was applied
+// and, when the shard's unwritten WAL was over its back-pressure mark,
+// until the log caught up.
 func (m *mover) flush(i int) error {
-	select {
-	case <-m.stopped:
-		return errStoppedResharding
-	default:
+	if err := m.wait(i); err != nil {
+		return err
 	}
 	batch := m.batches[i]
 	m.batches[i], m.bytes[i] = nil, 0
@@ -193,8 +201,24 @@ func (m *mover) flush(i int) error {
 	if err != nil {
 		return err
 	}
+	m.inFlight[i] = done
+	return nil
+}
+
+// wait waits for new shard i's batch in flight, if any.
+func (m *mover) wait(i int) error {
+	done := m.inFlight[i]
+	if done == nil {
+		select {
+		case <-m.stopped:
+			return errStoppedResharding
+		default:
+			return nil
+		}
+	}
 	select {
 	case err := <-done:
+		m.inFlight[i] = nil
 		return err
 	case <-m.stopped:
 		return errStoppedResharding
