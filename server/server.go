@@ -311,7 +311,7 @@ func (s *Server) shardOptions(id int) shard.Options {
 			}
 		}
 	}
-	if s.wrapBackend != nil {
+	if s.wrapBackend != nil && id < len(s.workers) { // a reshard's old shard beyond the count has no worker
 		loop := s.workers[id].loop
 		o.WrapBackend = func(be runtime.Backend) runtime.Backend { return s.wrapBackend(loop, be) }
 	}

@@ -68,7 +68,7 @@ func FinishReshard(dir string, log *slog.Logger) error {
 		return fmt.Errorf("reshard intent: %w", err)
 	}
 	removed := false
-	for _, name := range []string{reshardStaging, reshardOld} {
+	for _, name := range []string{reshardStaging, reshardOld, reshardIntent + vfs.TempSuffix} {
 		p := filepath.Join(dir, name)
 		if _, err := os.Stat(p); err != nil {
 			continue

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/moond-db/moond/persistence/vfs"
 )
 
 // reshardDir builds a data directory with from old shards and to staged
@@ -106,9 +108,14 @@ func TestReshardSwitchRollsForwardFromEveryRename(t *testing.T) {
 }
 
 // TestReshardWithoutIntentKeepsTheOldShards: a staging area whose switch
-// was never decided is discarded and the old shards stay as they are.
+// was never decided is discarded, with a half-written intent, and the old
+// shards stay as they are.
 func TestReshardWithoutIntentKeepsTheOldShards(t *testing.T) {
 	dir := reshardDir(t, 2, 3)
+	// A crash inside the intent's atomic write leaves its temporary file.
+	if err := os.WriteFile(filepath.Join(dir, reshardIntent+vfs.TempSuffix), []byte("2 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := FinishReshard(dir, slog.Default()); err != nil {
 		t.Fatal(err)
 	}
