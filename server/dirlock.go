@@ -6,13 +6,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/moond-db/moond/shard"
 )
 
 // lockDir makes sure one process at a time owns the data directory (a lock
-// file held for the life of the process) and that the directory was
-// written with the same number of shards: keys live in the shard their
-// slot maps to, so a different count would put recovered keys on the
-// wrong shards.
+// file held for the life of the process), finishes or discards what an
+// interrupted reshard left (shard.FinishReshard), and reads the number of
+// shards the directory was written with. Keys live in the shard their
+// slot maps to, so a count other than --shards means the boot must move
+// them first: reshardFrom is then the count on disk (reshard.go).
 func (s *Server) lockDir() error {
 	s.unlock = func() {}
 	if err := os.MkdirAll(s.cfg.Dir, 0o755); err != nil {
@@ -23,21 +26,24 @@ func (s *Server) lockDir() error {
 		return fmt.Errorf("data directory %s is in use by another moond (lock file moond.lock): %w", s.cfg.Dir, err)
 	}
 	s.unlock = release
-	meta := filepath.Join(s.cfg.Dir, "moond.shards")
+	if err := shard.FinishReshard(s.cfg.Dir, s.log); err != nil {
+		release()
+		return fmt.Errorf("data directory %s: %w", s.cfg.Dir, err)
+	}
+	meta := filepath.Join(s.cfg.Dir, shard.ShardCountFile)
 	b, err := os.ReadFile(meta)
 	switch {
 	case err == nil:
 		n, perr := strconv.Atoi(strings.TrimSpace(string(b)))
-		if perr != nil {
+		if perr != nil || n < 1 {
 			release()
 			return fmt.Errorf("%s is damaged: %q", meta, b)
 		}
 		if n != s.nshards {
-			release()
-			return &ShardCountError{Dir: s.cfg.Dir, OnDisk: n, Asked: s.nshards}
+			s.reshardFrom = n
 		}
 	case os.IsNotExist(err):
-		if err := os.WriteFile(meta, []byte(strconv.Itoa(s.nshards)+"\n"), 0o644); err != nil {
+		if err := shard.WriteShardCount(s.cfg.Dir, s.nshards); err != nil {
 			release()
 			return fmt.Errorf("data directory: %w", err)
 		}
@@ -46,16 +52,4 @@ func (s *Server) lockDir() error {
 		return fmt.Errorf("data directory: %w", err)
 	}
 	return nil
-}
-
-// ShardCountError refuses to serve a data directory written with another
-// number of shards.
-type ShardCountError struct {
-	Dir           string
-	OnDisk, Asked int
-}
-
-func (e *ShardCountError) Error() string {
-	return fmt.Sprintf("data directory %s holds %d shards but --shards is %d: start with --shards %d (resharding an existing directory is not supported yet)",
-		e.Dir, e.OnDisk, e.Asked, e.OnDisk)
 }

@@ -70,15 +70,39 @@ func (s *Server) LoadErr() error {
 	return s.loadErr
 }
 
-// bootShards starts every shard's recovery on its loop and returns; a
-// goroutine collects the results, logs the progress meanwhile, and ends
-// the LOADING state (or records the failure) once every shard answered.
+// bootShards starts the boot and returns: a goroutine reshards the data
+// directory first when it holds another number of shards (reshard.go),
+// starts every shard's recovery on its loop, logs the progress meanwhile,
+// and ends the LOADING state (or records the failure) once every shard
+// answered.
 func (s *Server) bootShards() {
 	// Boot only allocates what it keeps (keys and values, most of the
 	// heap the server will ever have): collecting as often as the default
 	// GOGC asks would spend a quarter of the boot scanning a growing heap.
 	gc := debug.SetGCPercent(bootGCPercent)
 	s.booting = true
+	go func() {
+		defer close(s.loaded)
+		defer debug.SetGCPercent(gc)
+		if s.reshardFrom != 0 {
+			if err := s.reshard(); err != nil {
+				s.loadErr = err
+				return
+			}
+		}
+		s.loadErr = s.collectBoots(s.startBoots())
+		if s.loadErr != nil {
+			return
+		}
+		_, total := s.loadedBytes()
+		s.log.Info("DB loaded from disk", "seconds", fmt.Sprintf("%.3f", time.Since(s.loadStart).Seconds()), "bytes", total)
+		s.loading.Store(false)
+	}()
+}
+
+// startBoots starts every shard's recovery on its loop; each answers on
+// the channel.
+func (s *Server) startBoots() <-chan error {
 	errs := make(chan error, len(s.workers))
 	for _, w := range s.workers {
 		o := s.shardOptions(w.id)
@@ -87,31 +111,29 @@ func (s *Server) bootShards() {
 			errs <- fmt.Errorf("shard %d: boot: %w", w.id, err)
 		}
 	}
-	go func() {
-		defer close(s.loaded)
-		defer debug.SetGCPercent(gc)
-		tick := time.NewTicker(loadProgressLogEvery)
-		defer tick.Stop()
-		for n := 0; n < len(s.workers); {
-			select {
-			case err := <-errs:
-				n++
-				if err != nil && s.loadErr == nil {
-					s.loadErr = err
-				}
-			case <-tick.C:
-				st := s.loadingStatus(time.Now())
-				s.log.Info("loading the dataset", "loaded_bytes", st.loaded, "total_bytes", st.total,
-					"perc", fmt.Sprintf("%.2f", st.perc), "eta_seconds", st.eta)
+	return errs
+}
+
+// collectBoots waits for every shard's boot, logging the load's progress
+// meanwhile, and returns the first error.
+func (s *Server) collectBoots(errs <-chan error) error {
+	var first error
+	tick := time.NewTicker(loadProgressLogEvery)
+	defer tick.Stop()
+	for n := 0; n < len(s.workers); {
+		select {
+		case err := <-errs:
+			n++
+			if err != nil && first == nil {
+				first = err
 			}
+		case <-tick.C:
+			st := s.loadingStatus(time.Now())
+			s.log.Info("loading the dataset", "loaded_bytes", st.loaded, "total_bytes", st.total,
+				"perc", fmt.Sprintf("%.2f", st.perc), "eta_seconds", st.eta)
 		}
-		if s.loadErr != nil {
-			return
-		}
-		_, total := s.loadedBytes()
-		s.log.Info("DB loaded from disk", "seconds", fmt.Sprintf("%.3f", time.Since(s.loadStart).Seconds()), "bytes", total)
-		s.loading.Store(false)
-	}()
+	}
+	return first
 }
 
 // loadedBytes sums the shards' load progress.

@@ -53,6 +53,11 @@ type Server struct {
 
 	unlock func() // releases the data directory's lock
 
+	// reshardFrom is the number of shards the data directory holds when
+	// it differs from --shards (the boot reshards first, reshard.go); 0
+	// otherwise.
+	reshardFrom int
+
 	// walBackpressure is the unwritten WAL bytes past which a shard stops
 	// reading from its clients (tests lower it; 0 is the shard's default).
 	walBackpressure int
@@ -129,18 +134,15 @@ func (s *Server) Start() error {
 	s.port = s.cfg.Port
 	s.loading.Store(true)
 	s.loadStart = s.started
-	s.progress = newLoadProgress(s.nshards)
+	// A reshard's old shards report their recovery after the new ones'.
+	s.progress = newLoadProgress(s.nshards + s.reshardFrom)
 	s.workers = make([]*worker, s.nshards)
 	for i := range s.workers {
 		cpu := -1
 		if s.cfg.CPUAffinity {
 			cpu = i % numCPU()
 		}
-		ringFlags := uring.DefaultSetupFlags
-		if !s.cfg.UringDeferTaskrun {
-			ringFlags &^= uring.SetupDeferTaskrun
-		}
-		loop := runtime.NewLoop(runtime.Config{ID: i, Backend: kind, CPU: cpu, RingFlags: ringFlags})
+		loop := runtime.NewLoop(runtime.Config{ID: i, Backend: kind, CPU: cpu, RingFlags: s.ringFlags()})
 		if err := loop.Start(); err != nil {
 			s.Stop()
 			return fmt.Errorf("shard %d: %w", i, err)
@@ -156,6 +158,15 @@ func (s *Server) Start() error {
 	s.log.Info("listening; loading the dataset", "addr", s.Addr(), "port", s.port, "shards", s.nshards)
 	s.bootShards()
 	return nil
+}
+
+// ringFlags are the io_uring setup flags the shards' loops ask for.
+func (s *Server) ringFlags() uint32 {
+	f := uring.DefaultSetupFlags
+	if !s.cfg.UringDeferTaskrun {
+		f &^= uring.SetupDeferTaskrun
+	}
+	return f
 }
 
 // listenWorker makes the shard listen, on its own loop. Port 0 asks the
@@ -276,7 +287,7 @@ func (s *Server) shardOptions(id int) shard.Options {
 	defer s.cfgMu.RUnlock()
 	o := shard.Options{
 		ID:              id,
-		Dir:             filepath.Join(s.cfg.Dir, fmt.Sprintf("shard-%03d", id)),
+		Dir:             filepath.Join(s.cfg.Dir, shard.DirName(id)),
 		Log:             s.log,
 		Databases:       s.cfg.Databases,
 		ProtoMaxBulkLen: s.cfg.ProtoMaxBulkLen,
@@ -300,7 +311,7 @@ func (s *Server) shardOptions(id int) shard.Options {
 			}
 		}
 	}
-	if s.wrapBackend != nil {
+	if s.wrapBackend != nil && id < len(s.workers) { // a reshard's old shard beyond the count has no worker
 		loop := s.workers[id].loop
 		o.WrapBackend = func(be runtime.Backend) runtime.Backend { return s.wrapBackend(loop, be) }
 	}

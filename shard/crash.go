@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,10 +47,33 @@ func ParseCrashPoint(v string) (CrashPoint, error) {
 		}
 		cp.Checkpoint = k
 	}
-	if !slices.Contains(checkpoint.Steps, cp.Step) {
-		return CrashPoint{}, fmt.Errorf("%q: unknown step (one of %v)", v, checkpoint.Steps)
+	if !slices.Contains(checkpoint.Steps, cp.Step) && !slices.Contains(ReshardSteps, cp.Step) {
+		return CrashPoint{}, fmt.Errorf("%q: unknown step (one of %v %v)", v, checkpoint.Steps, ReshardSteps)
 	}
 	return cp, nil
+}
+
+// The crash points of a reshard's switch (reshard.go), each passed once:
+// the new shards staged and closed, before the intent file; the intent
+// durable, before any rename; every shard directory renamed, before
+// moond.shards is rewritten.
+const (
+	StepReshardCopied  checkpoint.Step = "reshard-copied"
+	StepReshardIntent  checkpoint.Step = "reshard-intent"
+	StepReshardRenamed checkpoint.Step = "reshard-renamed"
+)
+
+// ReshardSteps are the reshard's crash points, in the order they are
+// passed.
+var ReshardSteps = []checkpoint.Step{StepReshardCopied, StepReshardIntent, StepReshardRenamed}
+
+// reshardStep kills the process when the crash point is step.
+func (cp CrashPoint) reshardStep(step checkpoint.Step, log *slog.Logger) {
+	if cp.Step != step {
+		return
+	}
+	log.Warn("test hook: killing the process at a reshard step", "step", string(step))
+	killSelf()
 }
 
 // insideChain reports whether the crash point lies inside a linked chain.

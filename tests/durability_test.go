@@ -316,18 +316,28 @@ func TestTornTailIsRepairedAcrossTwoCrashes(t *testing.T) {
 	}
 }
 
-func TestDataDirectoryIsLockedAndShardCountChecked(t *testing.T) {
+// TestDataDirectoryIsLockedAndReshardedOnAnotherCount: a second moond on a
+// data directory in use exits; a restart with another --shards moves the
+// keys to the new shards and records the new count.
+func TestDataDirectoryIsLockedAndReshardedOnAnotherCount(t *testing.T) {
 	dir := t.TempDir()
 	startServerIn(t, dir, "pool", 2)
 	second := launch(t, dir, "pool", 2)
 	if code := second.exitCode(); code == 0 || !strings.Contains(second.log.String(), "in use by another moond") {
 		t.Fatalf("a second moond on the same dir: exit %d\n%s", code, second.log.String())
 	}
+	// Another shard count is no longer refused: the boot reshards.
 	other := t.TempDir()
 	s := startServerIn(t, other, "pool", 2)
+	if err := s.client(2).Set(ctx(t), "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
 	s.stop()
-	wrong := launch(t, other, "pool", 3)
-	if code := wrong.exitCode(); code != 78 || !strings.Contains(wrong.log.String(), "--shards 2") {
-		t.Fatalf("restart with another shard count: exit %d\n%s", code, wrong.log.String())
+	s = startServerIn(t, other, "pool", 3)
+	if got, err := s.client(2).Get(ctx(t), "k").Result(); err != nil || got != "v" || !s.logShows("resharding 2 -> 3: moved 1 keys") {
+		t.Fatalf("restart with another shard count: GET k = %q, %v\n%s", got, err, s.log.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(other, "moond.shards")); err != nil || string(b) != "3\n" {
+		t.Fatalf("moond.shards after the reshard: %q, %v", b, err)
 	}
 }

@@ -120,19 +120,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // startFailed logs why the server could not start or load its data and
 // returns the exit status: 70 for a WAL whose acknowledged history is
-// damaged or missing (wal.DamagedLog), 78 for a configuration error, 1
-// otherwise.
+// damaged or missing (wal.DamagedLog), 1 otherwise.
 func startFailed(log *slog.Logger, stderr io.Writer, err error) int {
 	log.Error("cannot start", "err", err)
 	var damaged wal.DamagedLog
-	var shards *server.ShardCountError
-	switch {
-	case errors.As(err, &damaged):
+	if errors.As(err, &damaged) {
 		fmt.Fprintf(stderr, "moond: %v\n", err)
 		return exitSoftware
-	case errors.As(err, &shards):
-		fmt.Fprintf(stderr, "moond: %v\n", err)
-		return exitConfig
 	}
 	return 1
 }
@@ -169,7 +163,8 @@ func printHelp(w io.Writer) {
 
 Options are named like redis.conf directives (--port, --bind, --dir, --requirepass,
 --appendonly, --appendfsync, --maxmemory, ...) plus moond's own:
-  --shards N              number of shards (default: CPU count)
+  --shards N              number of shards (default: CPU count); another count than
+                          the data directory's moves the keys to the new shards at boot
   --io-backend KIND       auto | uring | pool (default auto; MOOND_IO_BACKEND=pool forces pool)
   --checkpoint-timeout S  seconds between checkpoints
   --max-wal-size BYTES    WAL size that triggers a checkpoint

@@ -19,7 +19,9 @@ import (
 //
 //	--test-crash-at STEP[@N]     the process kills itself with SIGKILL at
 //	                             checkpoint step STEP of the N-th checkpoint
-//	                             a shard begins (default 1)
+//	                             a shard begins (default 1), or at a
+//	                             reshard's step reshard-copied,
+//	                             reshard-intent or reshard-renamed
 //	--test-hold-boot PATH        every shard's boot waits after its heap
 //	                             load, before its WAL replay, until the file
 //	                             PATH exists: the LOADING state lasts as

@@ -1,0 +1,95 @@
+package keyspace
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Moving keys between keyspaces: how a reshard (a boot with another
+// --shards than the data directory was written with) carries every key
+// from the shard its slot mapped to under the old count to the one it maps
+// to under the new. A key travels as what MOOND.APPLY's PUT op holds: its
+// logical database, the key, its kind, its value in the heap encoding
+// (heapcodec.go) and its absolute expiry, so that every kind that has a
+// heap encoding moves unchanged.
+//
+// The logical database is SELECT's index, not the physical id: the new
+// keyspaces start with the identity database map, and each key lands in
+// the database a client saw it in, whatever SWAPDBs came before.
+
+// MovedKey is one key as a reshard moves it. Its slices are valid only
+// during the call that hands it over.
+type MovedKey struct {
+	DB     int    // logical database (SELECT's index)
+	Key    []byte // the key
+	Kind   Kind   // the value's kind
+	Value  []byte // the value in the heap encoding
+	Expiry int64  // absolute expiry in unix ms, 0 for none
+}
+
+// ExportKeys calls fn for every key of every database that has not
+// expired at now (unix ms), in no particular order, and stops at fn's
+// first error. fn must not change the keyspace.
+func (ks *Keyspace) ExportKeys(now int64, fn func(MovedKey) error) error {
+	var buf []byte
+	for dbi, d := range ks.dbs {
+		var err error
+		d.keys.each(func(sl *slot[entry]) {
+			if err != nil {
+				return
+			}
+			k := MovedKey{DB: dbi, Key: sl.keyBytes(), Kind: sl.v.kind(), Expiry: 0}
+			if when := ks.expiryOf(d, d.keys.hashString(sl.key()), sl); when >= 0 {
+				if now > when {
+					return // expired (Redis's keyIsExpired): dropped
+				}
+				k.Expiry = when
+			}
+			switch v := sl.v.value; {
+			case v.isInt():
+				buf = strconv.AppendInt(buf[:0], v.intVal(), 10)
+				k.Value = buf
+			case v.kind() == KindString:
+				k.Value = v.bytes()
+			default:
+				buf = v.appendEncoded(buf[:0])
+				k.Value = buf
+			}
+			err = fn(k)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ImportKey stores a moved key, replacing the key if it exists, and
+// journals it as MOOND.APPLY PUT, so that the Log holds it as any write.
+// A value that does not decode, or a database out of range, is an error
+// and changes nothing.
+func (ks *Keyspace) ImportKey(k MovedKey) error {
+	if k.DB < 0 || k.DB >= len(ks.dbs) {
+		return fmt.Errorf("keyspace: moved key in database %d, but the server has %d (--databases)", k.DB, len(ks.dbs))
+	}
+	if k.Expiry < 0 {
+		return fmt.Errorf("keyspace: moved key with a negative expiry %d", k.Expiry)
+	}
+	v, err := ks.decodeValue(k.Kind, k.Value)
+	if err != nil {
+		return fmt.Errorf("keyspace: moved key of kind %s: %w", k.Kind, err)
+	}
+	ks.now = ks.Now()
+	d := ks.dbs[k.DB]
+	h := d.keys.hash(k.Key)
+	sl := ks.setKey(d, h, d.keys.find(h, k.Key), k.Key, v, false)
+	if k.Expiry != 0 {
+		ks.setExpiry(d, h, sl, k.Expiry)
+	}
+	if ks.journaling() {
+		ks.jstart(applyName)
+		ks.jput(k.DB, k.Key, v, k.Expiry)
+		ks.jend(k.DB)
+	}
+	return nil
+}
