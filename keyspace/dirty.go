@@ -219,24 +219,3 @@ func (ks *Keyspace) compactDirty() {
 	}
 	ks.src.compactAt = 2*len(ks.src.dirty) + 1024
 }
-
-// sweepUntracked marks dirty, once, every key that is neither dirty nor
-// located: keys made while TrackDirty was off, which the heap does not
-// hold. It runs before the first TakeDirty.
-func (ks *Keyspace) sweepUntracked() {
-	if ks.src.swept {
-		return
-	}
-	ks.src.swept = true
-	for _, d := range ks.pdbs {
-		d.keys.each(func(sl *slot[entry]) {
-			if sl.v.loc == 0 {
-				sl.v.loc = ks.src.cur()
-				if ks.dirtied(d, sl) {
-					ks.listRef(refOf(d, sl))
-				}
-			}
-		})
-	}
-	ks.src.compactAt = 2*len(ks.src.dirty) + 1024
-}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/moond-db/moond/resp"
 )
 
 // TestStepwiseTakeInterleaved checks the take in steps (BeginTake,
@@ -227,3 +229,89 @@ func TestTakeStepStaysShortOn1MKeys(t *testing.T) {
 // maxStepOverrun is how far past its budget one take step may go: the unit
 // of work it starts last (a segment pair walked whole, a lookup).
 const maxStepOverrun = 4096
+
+// TestFirstTakeSweepsUntrackedKeysInSteps: the keys made while tracking was
+// off (a boot's WAL replay) are marked dirty by the first take in its
+// steps, not by BeginTake in one call: BeginTake marks none, no TakeSome
+// call does more than a step's work, and the take returns every pair once,
+// the untracked keys and those written, made or deleted between the steps.
+func TestFirstTakeSweepsUntrackedKeysInSteps(t *testing.T) {
+	const n = 100000
+	ks, keys := benchKeyspace(n)
+	ks.TrackDirty = true
+	setLastLSN(ks, func() uint64 { return 7 })
+	marked := func() int {
+		c := 0
+		for _, d := range ks.pdbs {
+			d.keys.each(func(sl *slot[entry]) {
+				if sl.v.loc != 0 {
+					c++
+				}
+			})
+		}
+		return c
+	}
+	ks.BeginTake()
+	if m := marked(); m != 0 {
+		t.Fatalf("BeginTake marked %d keys in one call", m)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var w resp.Writer
+	c := &Client{}
+	want := map[string]bool{}
+	for _, k := range keys {
+		want[string(AppendHeapKey(nil, 0, k))] = true
+	}
+	taken := map[string]int{}
+	var late []string // keys made once the take proper began: the next take's
+	steps, most := 0, 0
+	for done := false; !done; steps++ {
+		var got [][]byte
+		got, done = ks.TakeSome(1024)
+		most = max(most, ks.take.stepWork)
+		for _, k := range got {
+			taken[string(k)]++
+		}
+		// A client's writes between two steps: an untracked key changed,
+		// another deleted, a new key made.
+		dirtyAll(ks, [][]byte{keys[rng.IntN(n)]})
+		ks.Exec(c, [][]byte{[]byte("DEL"), keys[rng.IntN(n)]}, &w)
+		nk := []byte(fmt.Sprint("new:", steps))
+		ks.Exec(c, [][]byte{[]byte("SET"), nk, []byte("z")}, &w)
+		if ks.take.phase == takeSweep {
+			want[string(AppendHeapKey(nil, 0, nk))] = true // before the take proper: it takes the key
+		} else {
+			late = append(late, string(AppendHeapKey(nil, 0, nk)))
+		}
+		w.Reset()
+	}
+	t.Logf("%d keys swept and taken in %d steps, the most work %d (budget %d)", n, steps, most, 1024*takeStepCost)
+	if limit := 1024*takeStepCost + maxStepOverrun; most > limit {
+		t.Errorf("a step did %d units of work, want at most %d", most, limit)
+	}
+	for k, c := range taken {
+		if c != 1 {
+			t.Fatalf("pair %q taken %d times", k, c)
+		}
+	}
+	for k := range want {
+		if taken[k] == 0 {
+			t.Fatalf("pair %q not taken", k)
+		}
+	}
+	if len(late) == 0 || steps < 10 {
+		t.Fatalf("%d steps, %d keys made after the sweep: the test missed its case", steps, len(late))
+	}
+	// The next take begins at once (BeginTake marks nothing) and returns
+	// what changed since the take proper began.
+	dirtyAll(ks, keys[:1])
+	next := map[string]int{}
+	for _, k := range ks.TakeDirty() {
+		next[string(k)]++
+	}
+	for _, k := range append(late, string(AppendHeapKey(nil, 0, keys[0]))) {
+		if next[k] != 1 {
+			t.Fatalf("the second take returned %q %d times, want once", k, next[k])
+		}
+	}
+}

@@ -20,6 +20,15 @@ import (
 //
 // The take's work comes in phases, over the whole keyspace:
 //
+//  0. takeSweep, on the first take only: the keys made while TrackDirty
+//     was off (no dirty bit, no location: the heap does not hold them)
+//     are marked dirty and listed, a table walk in steps (sweepSome).
+//     The take proper begins once they are (startTake): the dirty bits
+//     swap then, not at BeginTake, so that the take also returns the
+//     pairs changed while the sweep ran. Those changes came after the
+//     redo point; the checkpoint writes a version that holds them, which
+//     replay, above the redo point, never undoes (it applies a record to
+//     a key only above the key's heap LSN).
 //  1. takeDups: the marked references' pairs (refDup) go into a set, when
 //     the list may name a pair twice: a reference is taken unless its
 //     pair is in the set and was taken already.
@@ -91,6 +100,7 @@ const (
 // The phases of a take (see above).
 const (
 	takeIdle = iota
+	takeSweep
 	takeDups
 	takeClear
 	takeRefs
@@ -133,15 +143,24 @@ func (ks *Keyspace) Taking() bool { return ks.take.phase != takeIdle }
 
 // BeginTake starts taking the pairs that are dirty now, live or deleted:
 // TakeSome returns them. It implements checkpoint.Source. It costs O(the
-// number of databases), but the first call, which also marks every key
-// made while TrackDirty was off and has no heap location (sweepUntracked).
-// No take may be in progress.
+// number of databases). The first take also marks every key made while
+// TrackDirty was off, which has no heap location, dirty, in TakeSome's
+// steps (takeSweep). No take may be in progress.
 func (ks *Keyspace) BeginTake() {
 	t := &ks.take
 	if t.phase != takeIdle {
 		panic("keyspace: BeginTake while a take is in progress")
 	}
-	ks.sweepUntracked()
+	if !ks.src.swept {
+		t.phase, t.db, t.cursor = takeSweep, 0, 0
+		return
+	}
+	ks.startTake()
+}
+
+// startTake makes the dirty state the take's: the take proper begins.
+func (ks *Keyspace) startTake() {
+	t := &ks.take
 	if ks.src.maybeDup && len(ks.src.dirty) >= ks.src.compactAt {
 		ks.compactDirty()
 	}
@@ -280,6 +299,10 @@ func (ks *Keyspace) TakeSome(max int) ([][]byte, bool) {
 func (ks *Keyspace) TakeDirty() [][]byte {
 	ks.BeginTake()
 	t := &ks.take
+	if t.phase == takeSweep {
+		var work int
+		ks.sweepSome(math.MaxInt, &work)
+	}
 	// Every pair returned has a reference of its own name in the list or
 	// is a live dirty key of a database in walk mode, so this much room
 	// is enough.
@@ -314,6 +337,10 @@ func (ks *Keyspace) takeSome(a *heapKeys, max, budget int) bool {
 			return false
 		}
 		switch t.phase {
+		case takeSweep:
+			if !ks.sweepSome(budget, work) {
+				return false // the step's share is spent
+			}
 		case takeDups:
 			if !t.maybeDup {
 				t.phase = takeClear
@@ -354,6 +381,65 @@ func (ks *Keyspace) takeSome(a *heapKeys, max, budget int) bool {
 			t.phase, t.db, t.cursor = takeLate, 0, 0
 		}
 	}
+}
+
+// sweepSome marks dirty, from where the last step left off, every key that
+// has neither a dirty bit nor a location (made while TrackDirty was off),
+// until budget work is spent; once every table is swept it starts the
+// take (startTake). It reports whether it did. The walk is the dict's SCAN
+// cursor, which visits every key present for the whole walk; a key made
+// since, or changed, is dirty already, and one removed needs nothing from
+// the sweep. A key the walk visits twice is marked once: its loc is not 0
+// the second time.
+func (ks *Keyspace) sweepSome(budget int, work *int) bool {
+	t := &ks.take
+	defer ks.sweptAhead()
+	for ; t.db < len(ks.pdbs); t.db, t.cursor = t.db+1, 0 {
+		d := ks.pdbs[t.db]
+		for {
+			if *work >= budget {
+				return false
+			}
+			s1, s2, next := d.keys.scanSegs(t.cursor)
+			for _, s := range [2]*segment[entry]{s1, s2} {
+				if s != nil {
+					*work += ks.sweepSegment(d, s)
+				}
+			}
+			t.cursor = next
+			if next == 0 {
+				break
+			}
+		}
+	}
+	ks.src.swept = true
+	ks.startTake()
+	return true
+}
+
+// sweepSegment marks the untracked keys of s, of database d, dirty and
+// lists them (walk mode: counts them), and returns the work it cost.
+func (ks *Keyspace) sweepSegment(d *db, s *segment[entry]) int {
+	work := len(s.slots) * takeCostSlot
+	for i := range s.slots {
+		sl := &s.slots[i]
+		if sl.kp == nil || sl.v.loc != 0 {
+			continue
+		}
+		sl.v.loc = ks.src.cur()
+		if ks.dirtied(d, sl) {
+			ks.listRef(refOf(d, sl))
+		}
+		work += takeCostKey + takeCostRef
+	}
+	return work
+}
+
+// sweptAhead keeps a compaction of the dirty list away while the sweep
+// lists keys: its references are distinct (each for a key that had no
+// dirty bit), and a client's write must not pay to compact them all.
+func (ks *Keyspace) sweptAhead() {
+	ks.src.compactAt = max(ks.src.compactAt, 2*len(ks.src.dirty)+1024)
 }
 
 // takeRef takes the pair r names, unless it was taken already, and

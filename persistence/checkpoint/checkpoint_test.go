@@ -644,6 +644,14 @@ func TestFailedWALBarrierLeavesTheBatchUnflushed(t *testing.T) {
 	if s := e.stats(); s.LastFlush != (FlushResult{Flushed: 4}) {
 		t.Fatalf("stats %+v", s)
 	}
+	// The images were appended by the failed try, and no barrier has made
+	// them durable: the retry's barrier must reach them, not only the
+	// pages' LSNs.
+	e.on(func() {
+		if v := e.wal.order.violations; len(v) > 0 {
+			t.Errorf("pages written before their images were durable: %q", v)
+		}
+	})
 }
 
 // TestCheckpointPassesEveryCrashStepInOrder: the test-only crash hook sees

@@ -14,7 +14,11 @@
 //	    taken from the Source. Their current versions are written into heap
 //	    pages, a few keys per loop step: a new version is inserted and the
 //	    old one filed as a deferred free under redo; a deleted key's record
-//	    is freed at once, with the deletion's LSN.
+//	    is freed at once, with the deletion's LSN. A free whose page is not
+//	    cached waits for a round of reads of the cold pages the next keys
+//	    need (load.go). When dirty pages leave the page cache too little
+//	    room for that, Writing first writes the oldest of them as Flushing
+//	    does (a spill, spill.go), so that they become clean and evictable.
 //	  - Flushing: the dirty pages go out in batches, one batch at a time.
 //	    For each: open the files it needs (ENOENT: the file vanished),
 //	    append the full-page image of every page still FPI-pending, ONE WAL

@@ -31,14 +31,18 @@ type faultBackend struct {
 	ops                    []string // renames and directory fsyncs, in order
 	opens, pwrites, chains int
 	fsyncs                 map[string]int
+	order                  *writeOrder // the invariants' record (invariants_test.go)
 }
 
 func newFaultBackend(loop *runtime.Loop) *faultBackend {
-	return &faultBackend{
+	f := &faultBackend{
 		FaultyBackend: vfs.NewFaultyBackend(loop, loop.Backend()),
 		fsyncs:        make(map[string]int),
 		heldCh:        make(chan string, 64),
+		order:         newWriteOrder(),
 	}
+	f.order.pathOf = func(fd runtime.FD) string { p, _ := f.Path(fd); return p }
+	return f
 }
 
 // fail makes op on files whose base name matches name fail with err, until
@@ -79,13 +83,20 @@ func (f *faultBackend) Open(path string, flag int, perm uint32, cb func(runtime.
 
 func (f *faultBackend) Pwrite(fd runtime.FD, buf []byte, off int64, cb func(int, error)) {
 	f.pwrites++
-	f.FaultyBackend.Pwrite(fd, buf, off, cb)
+	f.FaultyBackend.Pwrite(fd, buf, off, func(n int, err error) {
+		f.order.pwriteDone(fd, err)
+		cb(n, err)
+	})
 }
 
 func (f *faultBackend) Fsync(fd runtime.FD, cb func(error)) {
 	path, _ := f.Path(fd)
 	f.fsyncs[filepath.Base(path)]++
-	f.FaultyBackend.Fsync(fd, cb)
+	start := f.order.fsyncStarted()
+	f.FaultyBackend.Fsync(fd, func(err error) {
+		f.order.fsyncDone(fd, start, err)
+		cb(err)
+	})
 }
 
 func (f *faultBackend) Chain(ops []runtime.Op, cb func([]runtime.Result)) {
@@ -124,6 +135,7 @@ type fakeWAL struct {
 	// tear with their image not durable.
 	lastFPI   uint64
 	uncovered []string
+	order     *writeOrder // the invariants' record (invariants_test.go)
 }
 
 // cover checks a barrier through lsn against the full-page images
@@ -150,6 +162,9 @@ func (w *fakeWAL) Append(typ wal.RecordType, payload []byte) (uint64, error) {
 	}
 	w.types = append(w.types, typ)
 	w.payloads = append(w.payloads, payload)
+	if typ == wal.RecordCheckpoint {
+		w.order.appended(lsn, payload)
+	}
 	return lsn, nil
 }
 
@@ -185,6 +200,7 @@ func (w *fakeWAL) WriteAfter(lsn uint64, ops []runtime.Op, done func([]runtime.R
 			return
 		}
 		w.durable = max(w.durable, lsn)
+		w.order.checkWrites(lsn, ops)
 		res := make([]runtime.Result, len(ops))
 		pending := len(ops)
 		for i, op := range ops {
@@ -315,6 +331,8 @@ type env struct {
 	vanished  []string
 	steps     []Step // the crash-hook steps passed, in order
 	begins    []uint64
+	undurable []string // files written and not fsynced since, at a publish
+	loads     int      // LoadPages calls (envOpts.loadPages)
 }
 
 type envOpts struct {
@@ -322,6 +340,8 @@ type envOpts struct {
 	batchPages   int
 	maxFileSize  int64
 	shutdownWait time.Duration
+	cachePages   int  // the page cache's budget (default 64 MiB)
+	loadPages    bool // give the manager a page loader (env.loadPages)
 }
 
 func newEnv(t testing.TB, kind runtime.Kind, eo envOpts) *env {
@@ -336,9 +356,13 @@ func newEnv(t testing.TB, kind runtime.Kind, eo envOpts) *env {
 		t.Fatal(err)
 	}
 	e.man = manifest.New(0)
+	cacheBytes := int64(64 << 20)
+	if eo.cachePages > 0 {
+		cacheBytes = int64(eo.cachePages) * heap.PageSize
+	}
 	h, err := heap.Open(heap.Options{
 		Dir:         filepath.Join(e.dir, heap.DirName),
-		Cache:       heap.NewCache(64 << 20),
+		Cache:       heap.NewCache(cacheBytes),
 		FileIDs:     e.man,
 		MaxFileSize: eo.maxFileSize,
 	})
@@ -348,7 +372,11 @@ func newEnv(t testing.TB, kind runtime.Kind, eo envOpts) *env {
 	e.h = h
 	e.on(func() {
 		e.be = newFaultBackend(loop)
-		e.wal = &fakeWAL{loop: loop, be: e.be, next: 1}
+		e.wal = &fakeWAL{loop: loop, be: e.be, next: 1, order: e.be.order}
+		var load func([]heap.PageID, func(error))
+		if eo.loadPages {
+			load = e.loadPages
+		}
 		e.src = &fakeSource{w: e.wal, keys: map[string]*keyState{}}
 		e.m = New(Options{
 			Loop:          loop,
@@ -363,11 +391,18 @@ func newEnv(t testing.TB, kind runtime.Kind, eo envOpts) *env {
 			BatchPages:    eo.batchPages,
 			RetryBackoff:  time.Nanosecond,
 			ShutdownWait:  eo.shutdownWait,
-			OnPublished:   func(redo uint64) { e.published = append(e.published, redo) },
-			OnPoison:      func(err error) { e.poisoned = err },
-			OnStep:        func(s Step) { e.steps = append(e.steps, s) },
-			OnBegin:       func(redo uint64) { e.begins = append(e.begins, redo) },
-			BeginRecord:   eo.beginRecord,
+			LoadPages:     load,
+			OnPublished: func(redo uint64) {
+				e.published = append(e.published, redo)
+				e.undurable = append(e.undurable, e.be.order.undurable(filepath.Join(e.dir, heap.DirName))...)
+			},
+			OnPoison: func(err error) { e.poisoned = err },
+			OnStep:   func(s Step) { e.steps = append(e.steps, s) },
+			OnBegin: func(redo uint64) {
+				e.begins = append(e.begins, redo)
+				e.be.order.cycle = redo
+			},
+			BeginRecord: eo.beginRecord,
 			OnVanished: func(f uint32, retired bool) {
 				e.vanished = append(e.vanished, heap.FileName(f)+map[bool]string{true: " retired", false: " unexpected"}[retired])
 				if !retired {

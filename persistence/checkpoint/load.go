@@ -29,10 +29,14 @@ const (
 // loadFor reads first, the page the key at keyIdx needs, and the cold
 // pages of the keys after it, then resumes Writing.
 func (m *Manager) loadFor(first heap.PageID) {
+	// The round fits in the cache's room, so that its pages do not evict
+	// one another before the keys that need them are written; it reads
+	// the page the next key needs even when there is none.
+	limit := max(1, min(loadBatch, m.cache.Room()))
 	pages := []heap.PageID{first}
 	seen := map[heap.PageID]bool{first: true}
 	end := min(len(m.keys), m.keyIdx+loadLookahead)
-	for i := m.keyIdx + 1; i < end && len(pages) < loadBatch; i++ {
+	for i := m.keyIdx + 1; i < end && len(pages) < limit; i++ {
 		v := m.o.Source.Version(m.keys[i])
 		if v.Live || !v.HasOld {
 			continue // an insert needs no page; a superseded free is deferred

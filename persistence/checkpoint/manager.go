@@ -57,6 +57,8 @@ type Stats struct {
 	DeferredFreeRetries int64     // deferred frees postponed (page not cached)
 	PageLoads           int64     // rounds of cold page reads Writing waited for (load.go)
 	PagesLoaded         int64     // pages those rounds asked for
+	Spills              int64     // spills: dirty pages written while Writing, the cache being full of them (spill.go)
+	PagesSpilled        int64     // pages the spills wrote (PagesFlushed counts them too)
 	KeysWritten         int64     // key versions written into pages (and deletions freed)
 }
 
@@ -88,12 +90,15 @@ type Manager struct {
 	keyIdx int
 	taken  bool
 
-	// Flushing.
-	inPass  bool
-	dirty   []*heap.Frame
-	idx     int
-	pass    FlushResult
-	passErr string // the pass's last page failure (pagesFailed)
+	// spill: the pass over the oldest dirty pages that Writing runs when
+	// they fill the page cache (spill.go); nil when none runs. spillIdle:
+	// the last spill found nothing to write, so none starts again until a
+	// key was written.
+	spill     *flushPass
+	spillIdle bool
+
+	// Flushing: the pass over the dirty pages (nil: none begun).
+	pass    *flushPass
 	fds     map[uint32]runtime.FD
 	onDisk  map[uint32]bool
 	created bool // files were created: the heap directory needs an fsync

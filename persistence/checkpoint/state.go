@@ -76,27 +76,29 @@ func (s finalizeStep) String() string {
 type wait uint8
 
 const (
-	waitNone       wait = iota // nothing in flight: advance may run the next step
-	waitYield                  // Writing: the loop's turn between two chunks of keys
-	waitLoad                   // Writing: the cold pages the next keys need, reading (Options.LoadPages)
-	waitOpen                   // Flushing: the heap files of the next batch opening
-	waitWrites                 // Flushing: the batch's page writes
-	waitVerify                 // Syncing: the fsynced files' paths opened again (verify.go)
-	waitSyncDir                // Finalizing, finSyncDir: the heap directory's fsync
-	waitManifest               // Finalizing, finManifest: the manifest's replacement
-	waitEndDurable             // Finalizing, finEndRecord: the end record's WAL barrier
-	waitControl                // Finalizing, finControl: the control file's replacement
+	waitNone        wait = iota // nothing in flight: advance may run the next step
+	waitYield                   // Writing: the loop's turn between two chunks of keys
+	waitLoad                    // Writing: the cold pages the next keys need, reading (Options.LoadPages)
+	waitSpillOpen               // Writing, spilling: the heap files of the next batch opening
+	waitSpillWrites             // Writing, spilling: the batch's page writes
+	waitOpen                    // Flushing: the heap files of the next batch opening
+	waitWrites                  // Flushing: the batch's page writes
+	waitVerify                  // Syncing: the fsynced files' paths opened again (verify.go)
+	waitSyncDir                 // Finalizing, finSyncDir: the heap directory's fsync
+	waitManifest                // Finalizing, finManifest: the manifest's replacement
+	waitEndDurable              // Finalizing, finEndRecord: the end record's WAL barrier
+	waitControl                 // Finalizing, finControl: the control file's replacement
 )
 
 func (w wait) String() string {
-	return [...]string{"none", "yield", "load", "open", "writes", "verify", "sync-dir", "manifest", "end-durable", "control"}[w]
+	return [...]string{"none", "yield", "load", "spill-open", "spill-writes", "open", "writes", "verify", "sync-dir", "manifest", "end-durable", "control"}[w]
 }
 
 // phase is the State a wait belongs to, and for a finalize wait the
 // finalizeStep.
 func (w wait) phase() (State, finalizeStep) {
 	switch w {
-	case waitYield, waitLoad:
+	case waitYield, waitLoad, waitSpillOpen, waitSpillWrites:
 		return Writing, 0
 	case waitOpen, waitWrites:
 		return Flushing, 0

@@ -34,7 +34,9 @@ func (m *Manager) begin() {
 	m.lastBegin = m.began
 	m.retryAt = time.Time{}
 	m.retryGap = 0
-	m.inPass = false
+	m.pass = nil
+	m.spill = nil
+	m.spillIdle = false
 	clear(m.fileGen)
 	clear(m.verify)
 	m.fin = finSyncDir
@@ -46,17 +48,24 @@ func (m *Manager) begin() {
 	m.advance()
 }
 
-// heapFailed handles an error of the heap during Writing: a page that is
-// not cached is loaded, with the others the next keys need (load.go), and
-// the step goes on once they are read; any other failure is retried after
-// a backoff.
-func (m *Manager) heapFailed(err error) {
+// heapFailed handles an error of the heap during Writing, and reports
+// whether the machine goes on at once. A page that is not cached is
+// loaded, with the others the next keys need (load.go), and the step goes
+// on once they are read; when dirty pages leave the cache no room for
+// them, some are written first (spill.go). Any other failure is retried
+// after a backoff.
+func (m *Manager) heapFailed(err error) bool {
 	var nr *heap.NotResidentError
 	if errors.As(err, &nr) && m.o.LoadPages != nil {
+		if m.needSpill() {
+			m.beginSpill()
+			return true
+		}
 		m.loadFor(nr.Page)
-		return
+		return false
 	}
 	m.retryLater(err)
+	return false
 }
 
 // beginTake starts taking the dirty keys from the Source (at the redo
@@ -72,7 +81,19 @@ func (m *Manager) beginTake() {
 // StepBudget. When the keys taken are written it takes the next chunk
 // from the Source, in a step of its own (TakeSome's work is bounded as a
 // step's is), until the take is done; the checkpoint then flushes.
+//
+// Before a step, and before cold pages are read, a spill writes the oldest
+// dirty pages when they fill the page cache (spill.go): a dirty page
+// cannot be evicted, and pages read into a cache with no room evict one
+// another before the keys that need them are written.
 func (m *Manager) writeSome() bool {
+	if m.spill != nil {
+		return m.spillStep()
+	}
+	if m.needSpill() {
+		m.beginSpill()
+		return true
+	}
 	start := time.Now()
 	for n := 0; ; n++ {
 		if m.keyIdx == len(m.keys) {
@@ -96,8 +117,7 @@ func (m *Manager) writeSome() bool {
 		if v.Live {
 			id, err := m.o.Heap.Insert(v.Record)
 			if err != nil {
-				m.heapFailed(fmt.Errorf("checkpoint: write key version: %w", err))
-				return false
+				return m.heapFailed(fmt.Errorf("checkpoint: write key version: %w", err))
 			}
 			if v.HasOld {
 				m.deferred.Add(m.redo, v.Old)
@@ -106,14 +126,14 @@ func (m *Manager) writeSome() bool {
 		} else {
 			if v.HasOld {
 				if err := m.o.Heap.Free(v.Old, v.DelLSN); err != nil {
-					m.heapFailed(fmt.Errorf("checkpoint: free deleted key's record %v: %w", v.Old, err))
-					return false
+					return m.heapFailed(fmt.Errorf("checkpoint: free deleted key's record %v: %w", v.Old, err))
 				}
 			}
 			m.o.Source.Placed(k, heap.RecordID{}, false)
 		}
 		m.keyIdx++
 		m.stats.KeysWritten++
+		m.spillIdle = false
 	}
 	m.keys = nil
 	m.succeeded()

@@ -56,6 +56,7 @@ type Frame struct {
 	flags    Flags
 	version  uint64 // bumped by every MarkDirty; see WriteDone
 	fpiCycle uint64 // the cycle whose full-page image was logged; 0 for none
+	fpiLSN   uint64 // the LSN of that image
 	pins     int32
 	vanished bool // its file vanished: clean, readable, never dirty again
 	ref      bool // looked up since eviction last passed it (second chance)
@@ -76,6 +77,11 @@ func (f *Frame) Dirty() bool { return f.flags&Dirty != 0 }
 // FPIPending reports whether a full-page image must be logged before the
 // page is written.
 func (f *Frame) FPIPending() bool { return f.flags&FPIPending != 0 }
+
+// FPILSN is the LSN of the page's last full-page image (0 for none). A
+// write of the page waits for the WAL to be durable through it, also when
+// the image was appended by an earlier attempt whose barrier failed.
+func (f *Frame) FPILSN() uint64 { return f.fpiLSN }
 
 // Version identifies the page's content: it changes with every MarkDirty.
 // BeginWrite returns it.
@@ -168,7 +174,7 @@ type CacheStats struct {
 //	AddClean              → clean
 //	AddNew                → Dirty, plus FPIPending unless its FPI was logged this cycle
 //	MarkDirty             → Dirty, plus FPIPending unless its FPI was logged this cycle
-//	FPILogged             FPIPending cleared (the FPI is logged for this cycle)
+//	FPILogged(lsn)        FPIPending cleared (the FPI is logged for this cycle, at lsn: FPILSN)
 //	BeginWrite            (a writer takes the bytes: Dirty, no FPIPending, asserted)
 //	WriteDone(version)    → clean, when the page did not change since
 //	                        BeginWrite; else still Dirty
@@ -291,15 +297,16 @@ func (c *Cache) MarkDirty(f *Frame) {
 }
 
 // FPILogged records that f's full-page image was appended to the WAL in the
-// current cycle: FPIPending is cleared and stays clear for the rest of the
-// cycle. The page must be dirty.
-func (c *Cache) FPILogged(f *Frame) {
+// current cycle, at lsn: FPIPending is cleared and stays clear for the rest
+// of the cycle, and FPILSN is lsn. The page must be dirty.
+func (c *Cache) FPILogged(f *Frame, lsn uint64) {
 	c.mustResident(f)
 	if f.flags&Dirty == 0 {
 		panic(fmt.Sprintf("heap: FPI logged for clean page %v", f.id))
 	}
 	f.flags &^= FPIPending
 	f.fpiCycle = c.cycle
+	f.fpiLSN = lsn
 }
 
 // BeginWrite is called when a writer takes the bytes of f's page to write
@@ -470,6 +477,18 @@ func (c *Cache) AppendDirty(dst []*Frame) []*Frame {
 	}
 	return dst
 }
+
+// Budget is the number of pages the cache is bounded to.
+func (c *Cache) Budget() int { return c.budget }
+
+// Room is how many more pages the cache holds within its budget once every
+// evictable page is counted as free: the budget less the dirty and pinned
+// pages. It is negative while those alone exceed the budget. Reading more
+// cold pages than Room at once evicts pages of the same read.
+func (c *Cache) Room() int { return c.budget - (len(c.frames) - c.clean.n) }
+
+// DirtyPages is the number of dirty pages.
+func (c *Cache) DirtyPages() int { return c.dirty.n }
 
 // OverBudget reports whether the resident pages exceed the budget although
 // every evictable page is gone: dirty (and pinned) pages alone fill it, and

@@ -65,7 +65,7 @@ func TestCacheNeverEvictsDirtyPagesAndSaysWhenTheyExceedTheBudget(t *testing.T) 
 		t.Fatalf("clean pages pile up while over budget: %d resident", c.Stats().Resident)
 	}
 	f := dirty[0]
-	c.FPILogged(f)
+	c.FPILogged(f, 1)
 	if !c.WriteDone(f, c.BeginWrite(f)) {
 		t.Fatal("write of an unchanged page left it dirty")
 	}
@@ -83,7 +83,7 @@ func TestCacheFlagTransitions(t *testing.T) {
 	if f.Flags() != Dirty|FPIPending {
 		t.Fatalf("new page: %v", f.Flags())
 	}
-	c.FPILogged(f)
+	c.FPILogged(f, 1)
 	if f.Flags() != Dirty {
 		t.Fatalf("after FPI: %v", f.Flags())
 	}
@@ -102,7 +102,7 @@ func TestCacheFlagTransitions(t *testing.T) {
 	if f.Flags() != Dirty|FPIPending {
 		t.Fatalf("dirty page in a new cycle: %v", f.Flags())
 	}
-	c.FPILogged(f)
+	c.FPILogged(f, 1)
 	c.WriteDone(f, c.BeginWrite(f))
 	g := addClean(t, c, 1)
 	c.BeginCycle()
@@ -118,7 +118,7 @@ func TestCacheFlagTransitions(t *testing.T) {
 func TestCacheKeepsAPageDirtyWhenItChangedDuringItsWrite(t *testing.T) {
 	c := NewCache(16 * PageSize)
 	f := c.AddNew(PageID{1, 0}, PageKV, 0)
-	c.FPILogged(f)
+	c.FPILogged(f, 1)
 	v := c.BeginWrite(f)
 	c.MarkDirty(f) // changed while the write of version v was in flight
 	if c.WriteDone(f, v) || !f.Dirty() {
@@ -146,7 +146,7 @@ func TestCacheRefusesToWriteAPageBeforeItsFPI(t *testing.T) {
 func TestCacheCleansAPageWhoseWriteSpannedTheStartOfACycle(t *testing.T) {
 	c := NewCache(16 * PageSize)
 	f := c.AddNew(PageID{1, 0}, PageKV, 0)
-	c.FPILogged(f)
+	c.FPILogged(f, 1)
 	v := c.BeginWrite(f)
 	c.BeginCycle() // the next checkpoint begins while the write is in flight
 	if !f.FPIPending() {
@@ -254,5 +254,36 @@ func TestCacheDropFileRemovesEveryPageOfTheFile(t *testing.T) {
 	}
 	if s := c.Stats(); s.Resident != 1 || s.Dirty != 1 {
 		t.Fatalf("stats %+v", s)
+	}
+}
+
+// Room counts evictable pages as free: it falls as pages become dirty or
+// pinned, below zero once they alone exceed the budget, and rises again as
+// they are written.
+func TestCacheRoomIsTheBudgetLessDirtyAndPinnedPages(t *testing.T) {
+	c := NewCache(4 * PageSize)
+	a, b := addClean(t, c, 0), addClean(t, c, 1)
+	if c.Room() != 4 || c.Budget() != 4 {
+		t.Fatalf("room %d budget %d with two clean pages, want 4 and 4", c.Room(), c.Budget())
+	}
+	c.MarkDirty(a)
+	c.Pin(b)
+	if c.Room() != 2 || c.DirtyPages() != 1 {
+		t.Fatalf("room %d, dirty %d with one dirty and one pinned page", c.Room(), c.DirtyPages())
+	}
+	for i := range 3 {
+		c.AddNew(PageID{1, uint32(10 + i)}, PageKV, 0)
+	}
+	if c.Room() != -1 || !c.OverBudget() {
+		t.Fatalf("room %d (over budget %v) with five pages that cannot be evicted", c.Room(), c.OverBudget())
+	}
+	c.FPILogged(a, 7)
+	if a.FPILSN() != 7 {
+		t.Fatalf("FPILSN %d, want 7", a.FPILSN())
+	}
+	c.WriteDone(a, c.BeginWrite(a))
+	c.Unpin(b)
+	if c.Room() != 1 {
+		t.Fatalf("room %d once two pages are evictable again, want 1", c.Room())
 	}
 }

@@ -751,7 +751,7 @@ func (h *Heap) WriteDirtySync() (int, error) {
 			return 0, err
 		}
 		if f.FPIPending() {
-			h.cache.FPILogged(f)
+			h.cache.FPILogged(f, 0)
 		}
 		versions[i] = h.cache.BeginWrite(f)
 		if err := file.WritePage(&f.Page); err != nil {
