@@ -11,7 +11,7 @@ import (
 // and heap_* fields (per-shard LSNs as comma-separated lists).
 func writeInfoCheckpoint(kv func(string, any), infos []shardInfo, changes int64, bgsaveSecs func(time.Duration) int64) {
 	var inProgress, poisoned bool
-	var completed, flushed, failed, loads, loaded, fsyncPending, files, bytes, retired, unexpected, walSince, recycled int64
+	var completed, flushed, failed, loads, loaded, spills, spilled, fsyncPending, files, bytes, retired, unexpected, walSince, recycled int64
 	var lastDur int64 = -1
 	var redo []string
 	var reasons, lastErrs []string
@@ -37,6 +37,8 @@ func writeInfoCheckpoint(kv func(string, any), infos []shardInfo, changes int64,
 		failed += st.PagesFailed
 		loads += st.PageLoads
 		loaded += st.PagesLoaded
+		spills += st.Spills
+		spilled += st.PagesSpilled
 		fsyncPending += int64(st.DataFsyncPending)
 		retired += st.VanishedRetired
 		unexpected += st.VanishedUnexpected
@@ -67,6 +69,8 @@ func writeInfoCheckpoint(kv func(string, any), infos []shardInfo, changes int64,
 	kv("checkpoint_pages_failed", failed)
 	kv("checkpoint_page_loads", loads)
 	kv("checkpoint_pages_loaded", loaded)
+	kv("checkpoint_spills", spills)
+	kv("checkpoint_pages_spilled", spilled)
 	kv("data_fsync_pending", fsyncPending)
 	kv("heap_files", files)
 	kv("heap_bytes", bytes)
