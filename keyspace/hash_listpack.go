@@ -118,15 +118,21 @@ func (lp listpack) splice(off, end, n int) listpack {
 func lpSet(pp *unsafe.Pointer, f, v []byte, lim *EncodingLimits) (added, ok bool) {
 	lp := lpOf(*pp)
 	off, next, old, found := lp.find(f)
+	count := lp.count()
+	if !found {
+		count++
+	}
+	// As Redis's hashTypeSet, any write checks the count: a listpack left
+	// above a lowered hash-max-listpack-entries converts at its next write.
+	if int64(count) > lim.HashMaxListpackEntries {
+		return false, false
+	}
 	if found && len(old) == len(v) {
 		copy(old, v) // the same length: the bytes change, nothing moves
 		return false, true
 	}
 	n := entryLen(f, v)
 	if !found {
-		if int64(lp.count())+1 > lim.HashMaxListpackEntries {
-			return false, false
-		}
 		off, next = len(lp), len(lp)
 	}
 	if len(lp)-(next-off)+n > lpMaxBytes {
