@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/moond-db/moond/persistence/heap"
 )
 
 func TestHashJournalForms(t *testing.T) {
@@ -334,5 +336,58 @@ func TestHashDecodeRefusesBadInput(t *testing.T) {
 		if _, err := hashDecode(b, &l); err == nil {
 			t.Errorf("a duplicate among 40 fields decoded under %+v", l)
 		}
+	}
+}
+
+// TestHashHeapRecordsLoadAndReplay: hashes checkpointed into heap records
+// (the checkpoint source's encoding) load back in the representation the
+// limits call for, the WAL records above the redo point replay on top of
+// them (and not on the records at or below a key's LSN), and a damaged
+// encoding is refused, not loaded.
+func TestHashHeapRecordsLoadAndReplay(t *testing.T) {
+	src := newHarness(t)
+	src.do("HSET", "small", "a", "1", "b", "2")
+	args := []string{"HSET", "big"}
+	for i := range 300 {
+		args = append(args, "f"+strconv.Itoa(i), strings.Repeat("v", i%90))
+	}
+	src.do(args...)
+	encoded := func(key string) []byte {
+		sl, _ := src.ks.lookup(0, []byte(key))
+		return sl.v.appendEncoded(nil)
+	}
+	hashRec := func(key string, keyLSN uint64) heap.Record {
+		return heap.Record{Key: hk(0, key), Kind: uint8(KindHash), KeyLSN: keyLSN, Value: encoded(key)}
+	}
+	dir := t.TempDir()
+	_, files := writeHeap(t, dir, nil, hashRec("small", 4), hashRec("big", 12))
+	ks := NewKeyspace(16, func() int64 { return startClock })
+	bootHeap(t, ks, dir, files, 10)
+	replay(t, ks,
+		walRecord{11, 0, []string{"HSET", "small", "c", "3"}},
+		walRecord{12, 0, []string{"HDEL", "big", "f1"}}, // in big's heap version already
+		walRecord{13, 0, []string{"HDEL", "big", "f2", "f3"}},
+		walRecord{14, 0, []string{"HSET", "big", "f4", "new"}},
+	)
+	ks.EndLoad()
+	h := newHarness(t)
+	h.ks = ks
+	h.script(
+		"HGETALL small", `["a" "1" "b" "2" "c" "3"]`,
+		"OBJECT ENCODING small", q("listpack"),
+		"OBJECT ENCODING big", q("hashtable"),
+		"HLEN big", n(298),
+		"HGET big f1", q("v"),
+		"HGET big f2", "(nil)",
+		"HGET big f4", q("new"),
+	)
+	checkDataBytes(t, ks)
+
+	bad := hashRec("small", 4)
+	bad.Value = append(bad.Value, 0)
+	ks2 := NewKeyspace(16, nil)
+	ks2.BeginLoad(10, nil)
+	if _, _, err := ks2.loadRecord(bad.Key, heap.RecordID{File: 1, Page: 1}, heap.RecordHead{Kind: bad.Kind, KeyLSN: 4}, bad.Value); err == nil {
+		t.Error("a hash record with a trailing byte loaded")
 	}
 }
