@@ -126,13 +126,9 @@ func hashHeapBytes(p unsafe.Pointer) int64 {
 	return allocSize(int64(len(lpOf(p))))
 }
 
-// hashEncode appends the heap encoding (see above) of p to dst. A
-// listpack's body is that encoding already, but for the count.
+// hashEncode appends the heap encoding (see above) of p to dst.
 func hashEncode(p unsafe.Pointer, dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(hashLen(p)))
-	if !hashIsTable(p) {
-		return append(dst, lpOf(p)[lpHeader:]...)
-	}
 	hashEach(p, func(f, v []byte) bool {
 		dst = binary.AppendUvarint(dst, uint64(len(f)))
 		dst = append(dst, f...)

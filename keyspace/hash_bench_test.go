@@ -110,9 +110,10 @@ func TestHashHotPathsDoNotAllocate(t *testing.T) {
 // hash's fields as the keyspace accounts them (dataBytes and the table),
 // and as the Go heap grew, and holds them to what they are now, below
 // Redis's figures for the same data: a listpack of these ten pairs takes
-// 187 bytes in Redis 7.0 (192 with jemalloc's rounding), 176 here; a
+// 187 bytes in Redis 7.0 (192 with jemalloc's rounding), 160 here; a
 // field of a big hash about 64-72 bytes (dictEntry, two sds strings, the
-// bucket), about 65 here.
+// bucket), about 65 here. (Redis 7.0.15's used_memory, measured on this
+// data: 284 bytes a hash with its key, 74 a field of a big hash.)
 func TestHashMemoryPerHash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates 100,000 hashes")
@@ -129,7 +130,7 @@ func TestHashMemoryPerHash(t *testing.T) {
 	measured := float64(after.HeapAlloc-before.HeapAlloc-uint64(len(keys))*40) / nHashes
 	sl, _ := ks.lookup(0, keys[0])
 	t.Logf("10-field hash: listpack %d bytes; per hash with its key: %.0f accounted, %.0f measured", sl.v.heapBytes(), accounted, measured)
-	if sl.v.heapBytes() > 176 || accounted > 290 {
+	if sl.v.heapBytes() > 160 || accounted > 260 {
 		t.Errorf("a 10-field hash takes %d bytes of listpack, %.0f with its key", sl.v.heapBytes(), accounted)
 	}
 	runtime.KeepAlive(keys)

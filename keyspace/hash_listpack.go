@@ -11,10 +11,14 @@ import (
 //	[0]     hashMarkListpack
 //	[1:5]   used, the bytes in use, header included (uint32, little endian)
 //	[5:9]   count, the number of fields (uint32, little endian)
-//	[9:used] the pairs in insertion order, each
-//	        uvarint(len(field)) ‖ field ‖ uvarint(len(value)) ‖ value
+//	[9:used] the pairs in insertion order, each a header, the field's
+//	        bytes and the value's: the header is one byte
+//	        len(field)<<4 | len(value) when the field has at most 14 bytes
+//	        and the value at most 15 (so it is below lpLongEntry), else
+//	        lpLongEntry ‖ uvarint(len(field)) ‖ uvarint(len(value)).
 //
-// (the pairs are the heap encoding's body, so encoding copies them). The
+// Small pairs (the common case) thus cost one byte beyond their bytes,
+// fewer than Redis's listpack spends (two per element). The
 // allocation is always allocSize(used) bytes, a whole size class: a change
 // that keeps used within the same class is made in place (a memmove of the
 // pairs after it), any other moves the listpack to an allocation of the
@@ -57,21 +61,39 @@ func lpFits(lim *EncodingLimits, f, v []byte) bool {
 	return int64(len(f)) <= lim.HashMaxListpackValue && int64(len(v)) <= lim.HashMaxListpackValue
 }
 
+// lpLongEntry is the first byte of a pair whose lengths do not fit the
+// one-byte header.
+const lpLongEntry = 0xff
+
+// smallPair reports whether a pair takes the one-byte header.
+func smallPair(f, v []byte) bool { return len(f) <= 14 && len(v) <= 15 }
+
 // entryLen is the size of a pair's entry.
 func entryLen(f, v []byte) int {
-	return uvarintLen(uint64(len(f))) + len(f) + uvarintLen(uint64(len(v))) + len(v)
+	if smallPair(f, v) {
+		return 1 + len(f) + len(v)
+	}
+	return 1 + uvarintLen(uint64(len(f))) + uvarintLen(uint64(len(v))) + len(f) + len(v)
 }
 
 // entry parses the pair at off and returns it and the offset of the next.
 func (lp listpack) entry(off int) (f, v []byte, next int) {
-	l, k := binary.Uvarint(lp[off:])
-	off += k
-	f = lp[off : off+int(l) : off+int(l)]
-	off += int(l)
-	l, k = binary.Uvarint(lp[off:])
-	off += k
-	v = lp[off : off+int(l) : off+int(l)]
-	return f, v, off + int(l)
+	var fl, vl int
+	if h := lp[off]; h != lpLongEntry {
+		fl, vl = int(h>>4), int(h&15)
+		off++
+	} else {
+		l, k := binary.Uvarint(lp[off+1:])
+		off += 1 + k
+		fl = int(l)
+		l, k = binary.Uvarint(lp[off:])
+		off += k
+		vl = int(l)
+	}
+	f = lp[off : off+fl : off+fl]
+	off += fl
+	v = lp[off : off+vl : off+vl]
+	return f, v, off + vl
 }
 
 // find returns the offsets of field f's entry and of the one after it, and
@@ -89,9 +111,15 @@ func (lp listpack) find(f []byte) (off, next int, v []byte, ok bool) {
 
 // putEntry writes the pair at b's start.
 func putEntry(b []byte, f, v []byte) {
-	n := binary.PutUvarint(b, uint64(len(f)))
+	n := 1
+	if smallPair(f, v) {
+		b[0] = byte(len(f)<<4 | len(v))
+	} else {
+		b[0] = lpLongEntry
+		n += binary.PutUvarint(b[n:], uint64(len(f)))
+		n += binary.PutUvarint(b[n:], uint64(len(v)))
+	}
 	n += copy(b[n:], f)
-	n += binary.PutUvarint(b[n:], uint64(len(v)))
 	copy(b[n:], v)
 }
 
@@ -181,8 +209,22 @@ func lpClone(lp listpack) unsafe.Pointer {
 // lpDecode builds a listpack from a heap encoding's body of n pairs,
 // already checked to parse (hashDecode), refusing duplicate fields.
 func lpDecode(body []byte, n int) (unsafe.Pointer, error) {
-	lp := lpAlloc(lpHeader + len(body))
-	copy(lp[lpHeader:], body)
+	size := lpHeader
+	for off := 0; off < len(body); {
+		f, next, _ := readHashString(body, off)
+		v, next, _ := readHashString(body, next)
+		size += entryLen(f, v)
+		off = next
+	}
+	lp := lpAlloc(size)
+	at := lpHeader
+	for off := 0; off < len(body); {
+		f, next, _ := readHashString(body, off)
+		v, next, _ := readHashString(body, next)
+		putEntry(lp[at:], f, v)
+		at += entryLen(f, v)
+		off = next
+	}
 	lp.setCount(n)
 	var seen map[string]struct{}
 	if n > 16 {

@@ -81,14 +81,25 @@ func (m hashModel) check(t *testing.T, h *harness, keys []string, step int) {
 }
 
 // TestHashCommandsAgainstAModel runs random hash commands over a few keys,
-// with small limits so that hashes convert often, and checks every key
-// against a Go map after each command, the memory figure now and then,
-// and at the end that replaying the journal gives the same hashes.
+// with small limits so that hashes convert often (and, in the second run,
+// listpack pairs take both header forms), and checks every key against a
+// Go map after each command, the memory figure now and then, and at the
+// end that replaying the journal gives the same hashes.
 func TestHashCommandsAgainstAModel(t *testing.T) {
+	for _, lim := range []EncodingLimits{
+		{HashMaxListpackEntries: 6, HashMaxListpackValue: 12},
+		{HashMaxListpackEntries: 9, HashMaxListpackValue: 40},
+	} {
+		t.Run(fmt.Sprintf("entries=%d,value=%d", lim.HashMaxListpackEntries, lim.HashMaxListpackValue), func(t *testing.T) {
+			testHashModel(t, lim)
+		})
+	}
+}
+
+func testHashModel(t *testing.T, lim EncodingLimits) {
 	h := newHarness(t)
 	h.recordJournal()
-	h.ks.Limits.HashMaxListpackEntries = 6
-	h.ks.Limits.HashMaxListpackValue = 12
+	h.ks.Limits = lim
 	rng := rand.New(rand.NewPCG(21, 22))
 	keys := []string{"a", "b", "c"}
 	fields := []string{"", "f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8", "a-much-longer-field"}
