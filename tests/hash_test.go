@@ -109,6 +109,19 @@ func TestHashCommands(t *testing.T) {
 			if enc, _ := c.ObjectEncoding(ctx, h).Result(); oneShard && enc != "listpack" {
 				t.Fatalf("OBJECT ENCODING of a small hash = %q", enc)
 			}
+			if oneShard {
+				// CONFIG SET reaches the limits: a third field converts.
+				conv := p + "conv"
+				must(c.ConfigSet(ctx, "hash-max-ziplist-entries", "2").Err())
+				must(c.HSet(ctx, conv, "a", "1", "b", "2").Err())
+				enc1, _ := c.ObjectEncoding(ctx, conv).Result()
+				must(c.HSet(ctx, conv, "c", "3").Err())
+				enc2, _ := c.ObjectEncoding(ctx, conv).Result()
+				must(c.ConfigSet(ctx, "hash-max-listpack-entries", "128").Err())
+				if enc1 != "listpack" || enc2 != "hashtable" {
+					t.Fatalf("under hash-max-ziplist-entries 2: %s with 2 fields, %s with 3", enc1, enc2)
+				}
+			}
 			seen := map[string]string{}
 			var cursor uint64
 			for {
