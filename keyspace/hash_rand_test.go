@@ -65,6 +65,13 @@ func TestHRandFieldWithCount(t *testing.T) {
 					}
 				}
 			}
+			// without a count: one field, as a bulk string
+			for range 50 {
+				f, err := strconv.Unquote(h.do("HRANDFIELD", "myhash"))
+				if _, ok := model[f]; err != nil || !ok {
+					t.Fatalf("HRANDFIELD myhash = %q, not a field", f)
+				}
+			}
 			// PATH 1: negative counts repeat fields
 			for _, c := range []struct{ count, want int }{{-20, 20}, {-1001, 1001}} {
 				res := h.list("HRANDFIELD", "myhash", strconv.Itoa(c.count))
