@@ -80,7 +80,7 @@ func TestListCommandsEndToEnd(t *testing.T) {
 		if v, err := c.LMove(ctx, "{q}src", "{q}dst", "LEFT", "RIGHT").Result(); err != nil || v != "1" {
 			t.Fatalf("LMOVE = %q (%v)", v, err)
 		}
-		if v, err := c.RPopLPush(ctx, "{q}src", "{q}dst").Result(); err != nil || v != "3" {
+		if v, err := c.Do(ctx, "RPOPLPUSH", "{q}src", "{q}dst").Text(); err != nil || v != "3" {
 			t.Fatalf("RPOPLPUSH = %q (%v)", v, err)
 		}
 		expectList("{q}dst", "3", "1")
