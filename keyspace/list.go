@@ -215,6 +215,7 @@ func (l *list) settle(lim listLimit) {
 	case l.numNodes() == 1:
 		n := l.node(0)
 		if n.n <= lim.entries/2 && n.size() <= lim.bytes/2 {
+			n.compact()
 			l.lp = *n
 			l.nodes, l.head = nil, 0
 			l.recount()

@@ -496,3 +496,45 @@ func TestListMovableKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestListKeyCommands checks the key-level commands on lists: TYPE, COPY
+// (a deep copy), RENAME, MOVE, expiry, SCAN TYPE, MEMORY USAGE, and their
+// journal records replaying into the same lists.
+func TestListKeyCommands(t *testing.T) {
+	eachListVariant(t, func(t *testing.T, h *harness, large string) {
+		h.recordJournal()
+		h.run("RPUSH l a b c " + large)
+		h.script(
+			"TYPE l", "list",
+			"COPY l c", n(1),
+			"LPUSH c z", n(5),
+			"LLEN l", n(4),
+			"RENAME c r", "OK",
+			"LINDEX r 0", q("z"),
+			"MOVE r 1", n(1),
+			"EXPIRE l 100", n(1),
+			"TTL l", n(100),
+			"SCAN 0 TYPE list", `["0" ["l"]]`,
+			"SCAN 0 TYPE string", `["0" []]`,
+		)
+		if got := h.run("MEMORY USAGE l"); !strings.HasPrefix(got, "(integer) ") || got == n(0) {
+			t.Errorf("MEMORY USAGE l = %s", got)
+		}
+		h.selectDB(1)
+		h.expect("LRANGE r 0 -1", `["z" "a" "b" "c" `+q(large)+`]`)
+		h.checkList("r")
+		dst := newHarness(t)
+		dst.ks.Loading = true
+		for _, r := range h.records {
+			dst.selectDB(r.db)
+			if got := dst.do(r.args...); strings.HasPrefix(got, "(error)") {
+				t.Fatalf("replaying %q: %s", r.args, got)
+			}
+		}
+		dst.ks.Loading = false
+		dst.selectDB(1)
+		dst.expect("LRANGE r 0 -1", `["z" "a" "b" "c" `+q(large)+`]`)
+		dst.selectDB(0)
+		dst.expect("LRANGE l 0 -1", `["a" "b" "c" `+q(large)+`]`)
+	})
+}
