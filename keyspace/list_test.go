@@ -538,3 +538,27 @@ func TestListKeyCommands(t *testing.T) {
 		dst.expect("LRANGE l 0 -1", `["a" "b" "c" `+q(large)+`]`)
 	})
 }
+
+// TestListQuicklistRegression3343 is list-3.tcl's "Regression for
+// quicklist #3343 bug": large elements set and inserted around node
+// boundaries, under each node limit.
+func TestListQuicklistRegression3343(t *testing.T) {
+	for _, fill := range []int64{-5, -4, -3, -2, -1, 1, 2, 5} {
+		h := newHarness(t)
+		h.ks.Limits.ListMaxListpackSize = fill
+		x := func(n int, tail string) string { return strings.Repeat("x", n) + tail }
+		h.do("LPUSH", "mylist", "401")
+		h.do("LPUSH", "mylist", "392")
+		h.do("RPUSH", "mylist", x(5105, "799"))
+		h.do("LSET", "mylist", "-1", x(1014, "702"))
+		h.do("LPOP", "mylist")
+		h.do("LSET", "mylist", "-1", x(4149, "852"))
+		h.do("LINSERT", "mylist", "before", "401", x(9927, "12"))
+		want := "[" + q(x(9927, "12")) + ` "401" ` + q(x(4149, "852")) + "]"
+		if got := h.run("LRANGE mylist 0 -1"); got != want {
+			t.Errorf("fill %d: LRANGE = %.80s...", fill, got)
+		}
+		h.checkList("mylist")
+		checkNodeLimits(t, h.listOfKey("mylist"), limitOf(fill))
+	}
+}
