@@ -99,7 +99,7 @@ func (ks *Keyspace) listPush(d *db, sl *slot[entry], h uint64, key []byte, elems
 			l.push(e, front, lim)
 		}
 		ks.addKey(d, h, key, "", objectValue(KindList, unsafe.Pointer(l)))
-		return l.count
+		return l.len()
 	}
 	l := listOf(sl)
 	before := ks.changedObject(d, sl)
@@ -107,7 +107,7 @@ func (ks *Keyspace) listPush(d *db, sl *slot[entry], h uint64, key []byte, elems
 		l.push(e, front, lim)
 	}
 	ks.objectResized(d, sl, before)
-	return l.count
+	return l.len()
 }
 
 func (ks *Keyspace) pushCommand(c *Client, args [][]byte, w ReplyWriter, front, onlyExisting bool) {
@@ -160,7 +160,7 @@ func cmdLLen(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	case l == nil:
 		w.Int(0)
 	default:
-		w.Int(int64(l.count))
+		w.Int(int64(l.len()))
 	}
 }
 
@@ -180,9 +180,9 @@ func cmdLIndex(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		return
 	}
 	if i < 0 {
-		i += int64(l.count)
+		i += int64(l.len())
 	}
-	if i < 0 || i >= int64(l.count) {
+	if i < 0 || i >= int64(l.len()) {
 		w.Null()
 		return
 	}
@@ -206,9 +206,9 @@ func cmdLSet(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	}
 	l := listOf(sl)
 	if i < 0 {
-		i += int64(l.count)
+		i += int64(l.len())
 	}
-	if i < 0 || i >= int64(l.count) {
+	if i < 0 || i >= int64(l.len()) {
 		w.Error(errIndexRange)
 		return
 	}
@@ -257,7 +257,7 @@ func cmdLInsert(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	before := ks.changedObject(d, sl)
 	l.insert(i, after, args[4], ks.listLim())
 	ks.objectResized(d, sl, before)
-	w.Int(int64(l.count))
+	w.Int(int64(l.len()))
 	ks.journal(c.DB, "LINSERT", args[1:]...)
 }
 
@@ -304,7 +304,7 @@ func cmdLRange(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		w.ArrayHeader(0)
 		return
 	}
-	s, e, empty := listRange(start, end, l.count)
+	s, e, empty := listRange(start, end, l.len())
 	if empty {
 		w.ArrayHeader(0)
 		return
@@ -333,15 +333,15 @@ func cmdLTrim(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		return
 	}
 	l := listOf(sl)
-	s, e, empty := listRange(start, end, l.count)
-	ltrim, rtrim := s, l.count-e-1
+	s, e, empty := listRange(start, end, l.len())
+	ltrim, rtrim := s, l.len()-e-1
 	if empty {
-		ltrim, rtrim = l.count, 0
+		ltrim, rtrim = l.len(), 0
 	}
 	d := ks.db(c)
 	switch {
 	case ltrim+rtrim == 0:
-	case ltrim+rtrim == l.count:
+	case ltrim+rtrim == l.len():
 		ks.deleteKey(d, h, key)
 		ks.journal(c.DB, "DEL", key)
 	default:
@@ -376,15 +376,15 @@ func cmdLRem(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if n < 0 {
 		maxN = -n // -MinInt64 stays negative: no limit, as every element is at most all
 	}
-	if maxN < 0 || maxN > int64(l.count) {
-		maxN = int64(l.count)
+	if maxN < 0 || maxN > int64(l.len()) {
+		maxN = int64(l.len())
 	}
 	removed := l.remove(args[3], int(maxN), n < 0, ks.listLim())
 	ks.objectResized(d, sl, before)
 	w.Int(int64(removed))
 	switch {
 	case removed == 0:
-	case l.count == 0:
+	case l.len() == 0:
 		ks.deleteKey(d, h, key)
 		ks.journal(c.DB, "DEL", key)
 	default:
@@ -468,7 +468,7 @@ func (ks *Keyspace) lposMatches(l *list, elem []byte, backwards bool, rank, coun
 	var found []int64
 	start := 0
 	if backwards {
-		start = l.count - 1
+		start = l.len() - 1
 	}
 	it := l.iterAt(start, backwards)
 	matches := int64(0)
@@ -492,7 +492,7 @@ func (ks *Keyspace) lposMatches(l *list, elem []byte, backwards bool, rank, coun
 		}
 		pos := idx
 		if backwards {
-			pos = int64(l.count) - idx - 1
+			pos = int64(l.len()) - idx - 1
 		}
 		found = append(found, pos)
 		if count == -1 || count > 0 && matches-rank+1 >= count {

@@ -17,7 +17,7 @@ const (
 func (ks *Keyspace) listPopReply(c *Client, sl *slot[entry], h uint64, key []byte, front bool, count int, asArray bool, w ReplyWriter) {
 	d := ks.db(c)
 	l := listOf(sl)
-	count = min(count, l.count)
+	count = min(count, l.len())
 	lim := ks.listLim()
 	before := ks.changedObject(d, sl)
 	if asArray {
@@ -27,7 +27,7 @@ func (ks *Keyspace) listPopReply(c *Client, sl *slot[entry], h uint64, key []byt
 		w.Bulk(l.pop(front, lim))
 	}
 	ks.objectResized(d, sl, before)
-	if l.count == 0 {
+	if l.len() == 0 {
 		ks.deleteKey(d, h, key)
 		ks.journal(c.DB, "DEL", key)
 		return
@@ -153,7 +153,7 @@ func (ks *Keyspace) listMove(c *Client, sl *slot[entry], h uint64, src, dst []by
 		return
 	}
 	ks.objectResized(d, sl, before)
-	emptied := l.count == 0
+	emptied := l.len() == 0
 	if emptied {
 		ks.deleteKey(d, h, src)
 	}

@@ -24,15 +24,26 @@ import (
 // (and at most 8 KiB of entries, Redis's SIZE_SAFETY_LIMIT); -1 to -5 are
 // 4, 8, 16, 32 or 64 KiB of entries. The bytes are this package's entry
 // encoding, a little smaller than a listpack's.
+//
+// A listpack is the list header and one buffer: its count is its node's
+// and its memory is computed. A quicklist keeps both in its quicklist
+// part, adjusted by every change, so that heapBytes stays O(1).
 type list struct {
-	lp    lnode    // the listpack form's entries (nodes == nil)
-	nodes []*lnode // the quicklist form: nodes[head:], none empty
+	lp lnode      // the listpack form's entries (q == nil)
+	q  *quicklist // the quicklist form, nil for a listpack
+}
+
+// quicklist is the node form's state.
+type quicklist struct {
+	nodes []*lnode // nodes[head:], none empty
 	head  int
 	count int
-	mem   int64 // heapBytes, kept up to date by every change
+	mem   int64 // the memory of nodes and of the nodes they point to
 }
 
 var listHeader = allocSize(int64(unsafe.Sizeof(list{})))
+
+var quickHeader = allocSize(int64(unsafe.Sizeof(quicklist{})))
 
 var nodeHeader = allocSize(int64(unsafe.Sizeof(lnode{})))
 
@@ -58,47 +69,76 @@ func (lim listLimit) fits(n *lnode, need int) bool {
 	return n.n == 0 || n.n < lim.entries && n.size()+need <= lim.bytes
 }
 
-func newList() *list { return &list{mem: listHeader} }
+func newList() *list { return &list{} }
 
-func (l *list) quick() bool { return l.nodes != nil }
+// len is the number of elements.
+func (l *list) len() int {
+	if l.q == nil {
+		return l.lp.n
+	}
+	return l.q.count
+}
+
+// memory is heapBytes: O(1).
+func (l *list) memory() int64 {
+	if l.q == nil {
+		return listHeader + l.lp.mem()
+	}
+	return listHeader + quickHeader + l.q.mem
+}
+
+// addCount and addMem adjust a quicklist's figures; a listpack's follow
+// from its node.
+func (l *list) addCount(d int) {
+	if l.q != nil {
+		l.q.count += d
+	}
+}
+
+func (l *list) addMem(d int64) {
+	if l.q != nil {
+		l.q.mem += d
+	}
+}
+
+func (l *list) quick() bool { return l.q != nil }
 
 func (l *list) numNodes() int {
-	if l.nodes == nil {
+	if l.q == nil {
 		return 1
 	}
-	return len(l.nodes) - l.head
+	return len(l.q.nodes) - l.q.head
 }
 
 func (l *list) node(i int) *lnode {
-	if l.nodes == nil {
+	if l.q == nil {
 		return &l.lp
 	}
-	return l.nodes[l.head+i]
+	return l.q.nodes[l.q.head+i]
 }
 
 // recount recomputes mem from the structure, after a change that touched
 // many nodes.
 func (l *list) recount() {
-	l.mem = listHeader + l.lp.mem()
-	if l.nodes != nil {
-		l.mem += allocSize(int64(cap(l.nodes)) * 8)
-		for _, n := range l.nodes[l.head:] {
-			l.mem += nodeHeader + n.mem()
+	if l.q != nil {
+		l.q.mem = allocSize(int64(cap(l.q.nodes)) * 8)
+		for _, n := range l.q.nodes[l.q.head:] {
+			l.q.mem += nodeHeader + n.mem()
 		}
 	}
 }
 
 // push adds e at the front (front) or the back.
 func (l *list) push(e []byte, front bool, lim listLimit) {
-	l.count++
-	if l.nodes == nil {
+	l.addCount(1)
+	if l.q == nil {
 		before := l.lp.mem()
 		if front {
 			l.lp.pushFront(e)
 		} else {
 			l.lp.pushBack(e)
 		}
-		l.mem += l.lp.mem() - before
+		l.addMem(l.lp.mem() - before)
 		if l.lp.n > lim.entries || l.lp.size() > lim.bytes {
 			l.toQuick(lim)
 		}
@@ -122,7 +162,7 @@ func (l *list) push(e []byte, front bool, lim listLimit) {
 	} else {
 		n.pushBack(e)
 	}
-	l.mem += n.mem() - before
+	l.addMem(n.mem() - before)
 }
 
 func boolInt(b bool) int {
@@ -135,7 +175,7 @@ func boolInt(b bool) int {
 // pop removes the first (front) or last element and returns it; it stays
 // readable until the list's next change. The list must not be empty.
 func (l *list) pop(front bool, lim listLimit) []byte {
-	l.count--
+	l.addCount(-1)
 	i := 0
 	if !front {
 		i = l.numNodes() - 1
@@ -148,8 +188,8 @@ func (l *list) pop(front bool, lim listLimit) []byte {
 	} else {
 		e = n.popBack()
 	}
-	l.mem += n.mem() - before
-	if l.nodes != nil && (n.n == 0 || l.numNodes() == 1) {
+	l.addMem(n.mem() - before)
+	if l.q != nil && (n.n == 0 || l.numNodes() == 1) {
 		if n.n == 0 {
 			l.removeNode(i)
 		}
@@ -161,64 +201,62 @@ func (l *list) pop(front bool, lim listLimit) []byte {
 // insertNode puts n at node index i (0 <= i <= numNodes), in a
 // quicklist.
 func (l *list) insertNode(i int, n *lnode) {
-	before := allocSize(int64(cap(l.nodes)) * 8)
+	before := allocSize(int64(cap(l.q.nodes)) * 8)
 	switch {
-	case i == 0 && l.head > 0:
-		l.head--
-		l.nodes[l.head] = n
+	case i == 0 && l.q.head > 0:
+		l.q.head--
+		l.q.nodes[l.q.head] = n
 	case i == 0:
-		room := len(l.nodes)/2 + 2
-		nodes := make([]*lnode, room+len(l.nodes))
-		copy(nodes[room:], l.nodes)
-		l.nodes, l.head = nodes, room-1
-		l.nodes[l.head] = n
+		room := len(l.q.nodes)/2 + 2
+		nodes := make([]*lnode, room+len(l.q.nodes))
+		copy(nodes[room:], l.q.nodes)
+		l.q.nodes, l.q.head = nodes, room-1
+		l.q.nodes[l.q.head] = n
 	default:
-		l.nodes = slices.Insert(l.nodes, l.head+i, n)
+		l.q.nodes = slices.Insert(l.q.nodes, l.q.head+i, n)
 	}
-	l.mem += allocSize(int64(cap(l.nodes))*8) - before + nodeHeader + n.mem()
+	l.addMem(allocSize(int64(cap(l.q.nodes))*8) - before + nodeHeader + n.mem())
 }
 
 // removeNode drops node i of a quicklist.
 func (l *list) removeNode(i int) {
 	n := l.node(i)
-	l.mem -= nodeHeader + n.mem()
+	l.addMem(-(nodeHeader + n.mem()))
 	switch {
 	case i == 0:
-		l.nodes[l.head] = nil
-		l.head++
-		if l.head >= 32 && l.head*2 >= len(l.nodes) {
-			live := copy(l.nodes, l.nodes[l.head:])
-			clear(l.nodes[live:])
-			l.nodes, l.head = l.nodes[:live], 0
+		l.q.nodes[l.q.head] = nil
+		l.q.head++
+		if l.q.head >= 32 && l.q.head*2 >= len(l.q.nodes) {
+			live := copy(l.q.nodes, l.q.nodes[l.q.head:])
+			clear(l.q.nodes[live:])
+			l.q.nodes, l.q.head = l.q.nodes[:live], 0
 		}
-	case l.head+i == len(l.nodes)-1:
-		l.nodes[l.head+i] = nil
-		l.nodes = l.nodes[:len(l.nodes)-1]
+	case l.q.head+i == len(l.q.nodes)-1:
+		l.q.nodes[l.q.head+i] = nil
+		l.q.nodes = l.q.nodes[:len(l.q.nodes)-1]
 	default:
-		l.nodes = slices.Delete(l.nodes, l.head+i, l.head+i+1)
+		l.q.nodes = slices.Delete(l.q.nodes, l.q.head+i, l.q.head+i+1)
 	}
-	if l.head > 0 && l.head == len(l.nodes) {
-		l.nodes, l.head = l.nodes[:0], 0
+	if l.q.head > 0 && l.q.head == len(l.q.nodes) {
+		l.q.nodes, l.q.head = l.q.nodes[:0], 0
 	}
 }
 
 // settle converts the list to the representation the limit calls for.
 func (l *list) settle(lim listLimit) {
 	switch {
-	case l.nodes == nil:
+	case l.q == nil:
 		if l.lp.n > lim.entries || l.lp.size() > lim.bytes {
 			l.toQuick(lim)
 		}
 	case l.numNodes() == 0:
-		l.nodes, l.head, l.lp = nil, 0, lnode{}
-		l.recount()
+		l.q, l.lp = nil, lnode{}
 	case l.numNodes() == 1:
 		n := l.node(0)
 		if n.n <= lim.entries/2 && n.size() <= lim.bytes/2 {
 			n.compact()
 			l.lp = *n
-			l.nodes, l.head = nil, 0
-			l.recount()
+			l.q = nil
 		}
 	}
 }
@@ -227,8 +265,7 @@ func (l *list) settle(lim listLimit) {
 func (l *list) toQuick(lim listLimit) {
 	old := l.lp
 	l.lp = lnode{}
-	l.nodes = make([]*lnode, 0, 4)
-	l.head, l.count = 0, 0
+	l.q = &quicklist{nodes: make([]*lnode, 0, 4)}
 	l.recount()
 	for p := old.lo; p < len(old.b); {
 		var e []byte
@@ -240,7 +277,7 @@ func (l *list) toQuick(lim listLimit) {
 // locate returns the node holding element i (0 <= i < count) and the
 // element's index within it, walking from the nearer end.
 func (l *list) locate(i int) (ni, j int) {
-	if i < l.count/2 {
+	if i < l.len()/2 {
 		for ni = 0; ; ni++ {
 			n := l.node(ni).n
 			if i < n {
@@ -249,7 +286,7 @@ func (l *list) locate(i int) (ni, j int) {
 			i -= n
 		}
 	}
-	j = l.count - i // elements from the end, counting i
+	j = l.len() - i // elements from the end, counting i
 	for ni = l.numNodes() - 1; ; ni-- {
 		n := l.node(ni).n
 		if j <= n {
@@ -273,7 +310,7 @@ func (l *list) set(i int, e []byte, lim listLimit) {
 	n := l.node(ni)
 	before := n.mem()
 	n.replaceAt(n.offset(j), e)
-	l.mem += n.mem() - before
+	l.addMem(n.mem() - before)
 	l.splitIfOver(ni, lim)
 }
 
@@ -287,15 +324,15 @@ func (l *list) insert(i int, after bool, e []byte, lim listLimit) {
 	}
 	before := n.mem()
 	n.insertAt(p, e)
-	l.count++
-	l.mem += n.mem() - before
+	l.addCount(1)
+	l.addMem(n.mem() - before)
 	l.splitIfOver(ni, lim)
 }
 
 // splitIfOver splits node ni in two when a change took it over the limit
 // (a listpack converts instead).
 func (l *list) splitIfOver(ni int, lim listLimit) {
-	if l.nodes == nil {
+	if l.q == nil {
 		l.settle(lim)
 		return
 	}
@@ -306,7 +343,7 @@ func (l *list) splitIfOver(ni int, lim listLimit) {
 	before := n.mem()
 	nn := n.splitAt(n.n / 2)
 	n.compact()
-	l.mem += n.mem() - before
+	l.addMem(n.mem() - before)
 	l.insertNode(ni+1, nn)
 }
 
@@ -315,9 +352,9 @@ func (l *list) splitIfOver(ni int, lim listLimit) {
 func (l *list) trim(front, back int, lim listLimit) {
 	for front > 0 {
 		n := l.node(0)
-		if n.n <= front && l.nodes != nil {
+		if n.n <= front && l.q != nil {
 			front -= n.n
-			l.count -= n.n
+			l.addCount(-n.n)
 			l.removeNode(0)
 			continue
 		}
@@ -327,9 +364,9 @@ func (l *list) trim(front, back int, lim listLimit) {
 	}
 	for back > 0 {
 		n := l.node(l.numNodes() - 1)
-		if n.n <= back && l.nodes != nil {
+		if n.n <= back && l.q != nil {
 			back -= n.n
-			l.count -= n.n
+			l.addCount(-n.n)
 			l.removeNode(l.numNodes() - 1)
 			continue
 		}
@@ -349,7 +386,7 @@ func (l *list) compactNodes() {
 	for _, n := range []*lnode{l.node(0), l.node(l.numNodes() - 1)} {
 		before := n.mem()
 		n.compact()
-		l.mem += n.mem() - before
+		l.addMem(n.mem() - before)
 	}
 }
 
@@ -366,10 +403,10 @@ func (l *list) remove(e []byte, max int, fromTail bool, lim listLimit) int {
 		n := l.node(ni)
 		before := n.mem()
 		removed += n.removeMatches(e, max-removed, max == 0, fromTail)
-		l.mem += n.mem() - before
+		l.addMem(n.mem() - before)
 	}
-	l.count -= removed
-	if l.nodes != nil {
+	l.addCount(-removed)
+	if l.q != nil {
 		for ni := l.numNodes() - 1; ni >= 0; ni-- {
 			if l.node(ni).n == 0 {
 				l.removeNode(ni)

@@ -22,7 +22,7 @@ import (
 func init() {
 	registerObjectType(KindList, &objectType{
 		encoding:  func(unsafe.Pointer) string { return "quicklist" },
-		heapBytes: func(p unsafe.Pointer) int64 { return (*list)(p).mem },
+		heapBytes: func(p unsafe.Pointer) int64 { return (*list)(p).memory() },
 		encode:    func(p unsafe.Pointer, dst []byte) []byte { return (*list)(p).encode(dst) },
 		decode: func(b []byte, lim *EncodingLimits) (unsafe.Pointer, error) {
 			l, err := decodeList(b, limitOf(lim.ListMaxListpackSize))
@@ -34,7 +34,7 @@ func init() {
 
 // encode appends the list's heap encoding to dst.
 func (l *list) encode(dst []byte) []byte {
-	dst = binary.AppendUvarint(dst, uint64(l.count))
+	dst = binary.AppendUvarint(dst, uint64(l.len()))
 	for ni := 0; ni < l.numNodes(); ni++ {
 		n := l.node(ni)
 		for p := n.lo; p < len(n.b); {
@@ -80,20 +80,20 @@ func decodeList(b []byte, lim listLimit) (*list, error) {
 
 // clone is COPY's deep copy: the same elements in tight buffers.
 func (l *list) clone() *list {
-	c := &list{count: l.count}
 	cp := func(n *lnode) lnode {
 		b := make([]byte, n.size(), allocSize(int64(n.size())))
 		copy(b, n.b[n.lo:])
 		return lnode{b: b, n: n.n}
 	}
-	if l.nodes == nil {
+	c := &list{}
+	if l.q == nil {
 		c.lp = cp(&l.lp)
-	} else {
-		c.nodes = make([]*lnode, l.numNodes())
-		for i := range c.nodes {
-			n := cp(l.node(i))
-			c.nodes[i] = &n
-		}
+		return c
+	}
+	c.q = &quicklist{nodes: make([]*lnode, l.numNodes()), count: l.q.count}
+	for i := range c.q.nodes {
+		n := cp(l.node(i))
+		c.q.nodes[i] = &n
 	}
 	c.recount()
 	return c

@@ -148,10 +148,10 @@ func FuzzListDecode(f *testing.F) {
 			t.Fatal("decode(encode(x)) differs from x")
 		}
 		checkNodeLimits(t, l, limitOf(fill))
-		mem := l.mem
+		mem := l.memory()
 		l.recount()
-		if mem != l.mem {
-			t.Fatalf("mem %d, recounted %d", mem, l.mem)
+		if mem != l.memory() {
+			t.Fatalf("mem %d, recounted %d", mem, l.memory())
 		}
 	})
 }

@@ -89,7 +89,7 @@ func runListModel(t *testing.T, seed uint64, steps int) {
 			if err != nil {
 				t.Fatalf("decoding %s: %v", key, err)
 			}
-			if string(l2.encode(nil)) != string(l.encode(nil)) || l2.count != l.count {
+			if string(l2.encode(nil)) != string(l.encode(nil)) || l2.len() != l.len() {
 				t.Fatalf("%s does not round-trip its heap encoding", key)
 			}
 		}

@@ -66,16 +66,21 @@ func (n *lnode) size() int { return len(n.b) - n.lo }
 // mem is the node buffer's memory, as the allocator hands it out.
 func (n *lnode) mem() int64 { return allocSize(int64(cap(n.b))) }
 
+// growCap is the capacity a node buffer gets when it must hold n bytes:
+// a quarter more, so that a run of pushes reallocates O(log n) times,
+// rounded up to the allocator's size class (which allocates it anyway).
+func growCap(n int) int { return int(allocSize(int64(n + n/4 + 8))) }
+
 // relay makes room for need more bytes at the front (front) or the back
 // of the node: in the same buffer when it has room to spare, else in a
-// new one half as large again as the entries. The spare room is split
+// new one of growCap. The spare room is split
 // between the ends, except that a node never pushed at the front (lo 0)
 // keeps all of it at the back.
 func (n *lnode) relay(need int, front bool) {
 	size := n.size()
 	c := cap(n.b)
 	if size+need > c*3/4 {
-		c = int(allocSize(int64(size + need + (size+need)/2 + 8)))
+		c = growCap(size + need)
 	}
 	gap := c - size - need
 	newLo := 0
@@ -164,7 +169,7 @@ func (n *lnode) resize(p, q, size int) []byte {
 	l := len(n.b)
 	switch {
 	case d > 0 && cap(n.b)-l < d:
-		c := int(allocSize(int64(l - n.lo + d + (l-n.lo+d)/2 + 8)))
+		c := growCap(l - n.lo + d)
 		nb := make([]byte, l-n.lo+d, c)
 		copy(nb, n.b[n.lo:p])
 		copy(nb[p-n.lo+size:], n.b[q:])

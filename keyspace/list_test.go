@@ -67,13 +67,13 @@ func (h *harness) checkList(key string) {
 		}
 		total += c
 	}
-	if total != l.count {
-		h.t.Fatalf("%s: count %d, %d elements", key, l.count, total)
+	if total != l.len() {
+		h.t.Fatalf("%s: count %d, %d elements", key, l.len(), total)
 	}
-	mem := l.mem
+	mem := l.memory()
 	l.recount()
-	if mem != l.mem {
-		h.t.Fatalf("%s: mem %d, recounted %d", key, mem, l.mem)
+	if mem != l.memory() {
+		h.t.Fatalf("%s: mem %d, recounted %d", key, mem, l.memory())
 	}
 }
 
