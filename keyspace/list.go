@@ -329,8 +329,8 @@ func (l *list) insert(i int, after bool, e []byte, lim listLimit) {
 	l.splitIfOver(ni, lim)
 }
 
-// splitIfOver splits node ni in two when a change took it over the limit
-// (a listpack converts instead).
+// splitIfOver splits node ni in halves, and those again, when a change
+// took it over the limit (a listpack converts instead).
 func (l *list) splitIfOver(ni int, lim listLimit) {
 	if l.q == nil {
 		l.settle(lim)
@@ -345,6 +345,9 @@ func (l *list) splitIfOver(ni int, lim listLimit) {
 	n.compact()
 	l.addMem(n.mem() - before)
 	l.insertNode(ni+1, nn)
+	// A large entry may leave a half still over the limit.
+	l.splitIfOver(ni+1, lim)
+	l.splitIfOver(ni, lim)
 }
 
 // trim deletes the first front and the last back elements

@@ -155,3 +155,27 @@ func FuzzListDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestListSplitsAroundALargeEntry checks that a node an LSET or LINSERT
+// takes over the limit with one large entry splits until every node with
+// more than one entry is within the limit.
+func TestListSplitsAroundALargeEntry(t *testing.T) {
+	h := newHarness(t)
+	h.ks.Limits.ListMaxListpackSize = -1
+	lim := limitOf(-1)
+	elems := make([]string, 0, 1500)
+	for i := range 1500 {
+		elems = append(elems, itoa(i))
+	}
+	h.do(append([]string{"RPUSH", "l"}, elems...)...)
+	if !h.listOfKey("l").quick() {
+		t.Fatal("1500 entries in one 4 KiB node")
+	}
+	for i, at := range []string{"5", "700", "1395", "-1", "0"} {
+		h.do("LSET", "l", at, strings.Repeat("S", 3000+i))
+		checkNodeLimits(t, h.listOfKey("l"), lim)
+		h.do("LINSERT", "l", "BEFORE", "100", strings.Repeat("I", 3500+i))
+		checkNodeLimits(t, h.listOfKey("l"), lim)
+		h.checkList("l")
+	}
+}
