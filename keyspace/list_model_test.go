@@ -21,26 +21,33 @@ func quoteAll(elems []string) string {
 
 // TestListCommandsAgainstAModel runs random list commands over a few keys,
 // checks every reply and every key against a model after each one, checks
-// the lists' invariants (node counts and limits, the memory figure), and
+// the lists' invariants (node counts, the memory figure; the node limits
+// too in the runs whose limit never changes), and
 // at the end replays the journal into an empty keyspace and round-trips
 // every list through its heap encoding. The node limit changes during the
 // run, as CONFIG SET would change it, so that lists meet both
 // representations and the conversions between them.
 func TestListCommandsAgainstAModel(t *testing.T) {
+	changing := []int64{-2, -1, 1, 2, 3, 5, 0, -5}
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			runListModel(t, seed, 6000)
+			runListModel(t, seed, 6000, changing)
+		})
+	}
+	// Under one limit all along, every node must be within it.
+	for _, fill := range []int64{-1, 3} {
+		t.Run(fmt.Sprint("fill", fill), func(t *testing.T) {
+			runListModel(t, 7, 4000, []int64{fill})
 		})
 	}
 }
 
-func runListModel(t *testing.T, seed uint64, steps int) {
+func runListModel(t *testing.T, seed uint64, steps int, fills []int64) {
 	h := newHarness(t)
 	h.recordJournal()
 	rng := rand.New(rand.NewPCG(seed, seed*31))
 	model := listModel{}
 	keys := []string{"a", "b", "c"}
-	fills := []int64{-2, -1, 1, 2, 3, 5, 0, -5}
 	elem := func() string {
 		switch rng.IntN(10) {
 		case 0:
@@ -61,6 +68,9 @@ func runListModel(t *testing.T, seed uint64, steps int) {
 		}
 		for _, key := range keys {
 			h.checkList(key)
+			if l := h.listOfKey(key); l != nil && len(fills) == 1 {
+				checkNodeLimits(t, l, limitOf(fills[0]))
+			}
 			want := quoteAll(model[key])
 			if got := h.do("LRANGE", key, "0", "-1"); got != want {
 				t.Fatalf("step %d (%q): %s = %s, want %s", step, line, key, got, want)
