@@ -75,6 +75,9 @@ func runListModel(t *testing.T, seed uint64, steps int, fills []int64) {
 			if got := h.do("LRANGE", key, "0", "-1"); got != want {
 				t.Fatalf("step %d (%q): %s = %s, want %s", step, line, key, got, want)
 			}
+			if got, want := h.ks.dbs[0].dataBytes, dataBytesOf(h.ks.dbs[0]); got != want {
+				t.Fatalf("step %d (%q): dataBytes %d, the keys hold %d", step, line, got, want)
+			}
 			if (h.listOfKey(key) == nil) != (len(model[key]) == 0) {
 				t.Fatalf("step %d: key %s exists with an empty list, or is missing", step, key)
 			}
@@ -267,4 +270,14 @@ func modelRem(l []string, e string, c int) ([]string, int) {
 		}
 	}
 	return out, removed
+}
+
+// dataBytes is what a database's dataBytes must be: its keys' and values'
+// memory.
+func dataBytesOf(d *db) int64 {
+	var n int64
+	d.keys.each(func(sl *slot[entry]) {
+		n += allocSize(int64(len(sl.key()))) + sl.v.heapBytes()
+	})
+	return n
 }
