@@ -370,6 +370,10 @@ func cmdLRem(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		return
 	}
 	l := listOf(sl)
+	if !l.contains(args[3]) { // nothing changes: the key stays clean
+		w.Int(0)
+		return
+	}
 	d := ks.db(c)
 	before := ks.changedObject(d, sl)
 	maxN := n

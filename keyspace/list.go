@@ -420,6 +420,17 @@ func (l *list) remove(e []byte, max int, fromTail bool, lim listLimit) int {
 	return removed
 }
 
+// contains reports whether an element equals e.
+func (l *list) contains(e []byte) bool {
+	it := l.iterAt(0, false)
+	for x, ok := it.next(); ok; x, ok = it.next() {
+		if string(x) == string(e) {
+			return true
+		}
+	}
+	return false
+}
+
 // removeMatches deletes from the node the entries equal to e: all of them
 // when all, else the first (or, fromTail, the last) max ones.
 func (n *lnode) removeMatches(e []byte, max int, all, fromTail bool) int {
