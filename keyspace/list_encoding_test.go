@@ -1,0 +1,181 @@
+package keyspace
+
+import (
+	"strings"
+	"testing"
+)
+
+// checkNodeLimits checks that every node of a quicklist holding more than
+// one entry is within lim, and that a listpack is.
+func checkNodeLimits(t *testing.T, l *list, lim listLimit) {
+	t.Helper()
+	for i := 0; i < l.numNodes(); i++ {
+		n := l.node(i)
+		if n.n > 1 && (n.n > lim.entries || n.size() > lim.bytes) {
+			t.Fatalf("node %d of %d: %d entries, %d bytes, over the limit %+v", i, l.numNodes(), n.n, n.size(), lim)
+		}
+	}
+}
+
+// TestListConvertsAtTheNodeLimit checks the conversions: a listpack
+// becomes a quicklist once its entries pass list-max-listpack-size
+// (entries or bytes), a quicklist down to one node at most half the limit
+// becomes a listpack, and OBJECT ENCODING answers quicklist for both, as
+// Redis 7.0 does.
+func TestListConvertsAtTheNodeLimit(t *testing.T) {
+	h := newHarness(t)
+	h.ks.Limits.ListMaxListpackSize = 5
+	lim := limitOf(5)
+	h.run("RPUSH l a b c d e")
+	if h.listOfKey("l").quick() {
+		t.Fatal("5 entries with list-max-listpack-size 5: quicklist")
+	}
+	h.expect("OBJECT ENCODING l", q("quicklist"))
+	h.run("RPUSH l f")
+	l := h.listOfKey("l")
+	if !l.quick() || l.numNodes() != 2 {
+		t.Fatalf("6 entries with list-max-listpack-size 5: quick %v, %d nodes", l.quick(), l.numNodes())
+	}
+	for range 20 {
+		h.run("LPUSH l x")
+		h.run("LINSERT l AFTER c y")
+		checkNodeLimits(t, h.listOfKey("l"), lim)
+	}
+	h.expect("LTRIM l 0 1", "OK")
+	if h.listOfKey("l").quick() {
+		t.Fatal("2 entries left of a quicklist with limit 5: still a quicklist")
+	}
+	h.checkList("l")
+
+	// Byte limits: -1 is 4 KiB of entries.
+	h.ks.Limits.ListMaxListpackSize = -1
+	lim = limitOf(-1)
+	h.run("DEL big")
+	e := strings.Repeat("z", 1000)
+	for range 4 {
+		h.do("RPUSH", "big", e)
+	}
+	if h.listOfKey("big").quick() {
+		t.Fatal("4 entries of 1000 bytes under 4 KiB: quicklist")
+	}
+	h.do("RPUSH", "big", e)
+	if !h.listOfKey("big").quick() {
+		t.Fatal("5 entries of 1000 bytes over 4 KiB: still a listpack")
+	}
+	for range 30 {
+		h.do("LPUSH", "big", e)
+		h.do("LSET", "big", "3", e+e)
+		checkNodeLimits(t, h.listOfKey("big"), lim)
+	}
+	h.checkList("big")
+	for h.run("LLEN big") != n(1) {
+		h.run("RPOP big")
+		h.checkList("big")
+	}
+	if h.listOfKey("big").quick() {
+		t.Fatal("one 1000-byte entry left: still a quicklist")
+	}
+
+	// An element larger than the limit gets a node of its own.
+	h.do("RPUSH", "huge", strings.Repeat("h", 10000))
+	if !h.listOfKey("huge").quick() {
+		t.Fatal("a 10000-byte element: a listpack")
+	}
+	h.do("RPUSH", "huge", "small")
+	if got := h.listOfKey("huge").numNodes(); got != 2 {
+		t.Fatalf("a large element and a small one: %d nodes", got)
+	}
+	h.checkList("huge")
+}
+
+// TestListDecodePicksTheRepresentation checks that decode follows the
+// keyspace's limit, as Redis's loading does.
+func TestListDecodePicksTheRepresentation(t *testing.T) {
+	h := newHarness(t)
+	h.run("RPUSH l a b c d e f g h")
+	enc := h.listOfKey("l").encode(nil)
+	for _, c := range []struct {
+		fill  int64
+		quick bool
+	}{{-2, false}, {8, false}, {7, true}, {2, true}} {
+		l, err := decodeList(enc, limitOf(c.fill))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.quick() != c.quick {
+			t.Errorf("decoded with list-max-listpack-size %d: quick %v, want %v", c.fill, l.quick(), c.quick)
+		}
+		checkNodeLimits(t, l, limitOf(c.fill))
+	}
+}
+
+// TestListDecodeRejectsBadInput checks decode's refusals.
+func TestListDecodeRejectsBadInput(t *testing.T) {
+	for _, b := range [][]byte{
+		nil,
+		{0},              // no elements
+		{2, 1, 'a'},      // a count above the elements
+		{1, 2, 'a'},      // an element past the end
+		{1, 1, 'a', 'b'}, // a trailing byte
+		{0xff},           // a truncated count
+		{200, 1},         // more elements than bytes
+	} {
+		if _, err := decodeList(b, limitOf(-2)); err == nil {
+			t.Errorf("decode(%q) succeeded", b)
+		}
+	}
+}
+
+// FuzzListDecode checks that decode never panics and that what it
+// accepts re-encodes to a form that decodes to the same list.
+func FuzzListDecode(f *testing.F) {
+	h := newHarness(f)
+	h.run("RPUSH l a bb ccc 1 2 3")
+	f.Add(h.listOfKey("l").encode(nil), int64(-2))
+	f.Add([]byte{1, 0}, int64(1))
+	f.Add([]byte{3, 1, 'x', 0, 2, 'y', 'z'}, int64(2))
+	f.Fuzz(func(t *testing.T, b []byte, fill int64) {
+		l, err := decodeList(b, limitOf(fill))
+		if err != nil {
+			return
+		}
+		enc := l.encode(nil)
+		l2, err := decodeList(enc, limitOf(fill))
+		if err != nil {
+			t.Fatalf("re-encoded list does not decode: %v", err)
+		}
+		if string(l2.encode(nil)) != string(enc) {
+			t.Fatal("decode(encode(x)) differs from x")
+		}
+		checkNodeLimits(t, l, limitOf(fill))
+		mem := l.memory()
+		l.recount()
+		if mem != l.memory() {
+			t.Fatalf("mem %d, recounted %d", mem, l.memory())
+		}
+	})
+}
+
+// TestListSplitsAroundALargeEntry checks that a node an LSET or LINSERT
+// takes over the limit with one large entry splits until every node with
+// more than one entry is within the limit.
+func TestListSplitsAroundALargeEntry(t *testing.T) {
+	h := newHarness(t)
+	h.ks.Limits.ListMaxListpackSize = -1
+	lim := limitOf(-1)
+	elems := make([]string, 0, 1500)
+	for i := range 1500 {
+		elems = append(elems, itoa(i))
+	}
+	h.do(append([]string{"RPUSH", "l"}, elems...)...)
+	if !h.listOfKey("l").quick() {
+		t.Fatal("1500 entries in one 4 KiB node")
+	}
+	for i, at := range []string{"5", "700", "1395", "-1", "0"} {
+		h.do("LSET", "l", at, strings.Repeat("S", 3000+i))
+		checkNodeLimits(t, h.listOfKey("l"), lim)
+		h.do("LINSERT", "l", "BEFORE", "100", strings.Repeat("I", 3500+i))
+		checkNodeLimits(t, h.listOfKey("l"), lim)
+		h.checkList("l")
+	}
+}

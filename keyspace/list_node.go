@@ -1,0 +1,221 @@
+package keyspace
+
+import "encoding/binary"
+
+// A list node: a flat buffer of entries, the unit both list
+// representations are made of (list.go). The entries live in b[lo:], one
+// after the other, each as
+//
+//	uvarint(len) ‖ element bytes ‖ the same uvarint's bytes reversed
+//
+// so that the node reads forwards from lo and backwards from len(b) (the
+// reversed length, like a listpack entry's backlen, is read from its last
+// byte down). The bytes before lo are headroom for pushes at the front,
+// the bytes past len(b) up to cap(b) room for pushes at the back: a push
+// or pop at either end moves a boundary and copies one element, nothing
+// else, until a push finds no room and the node is re-laid.
+type lnode struct {
+	b  []byte // the entries are b[lo:]
+	lo int
+	n  int // number of entries
+}
+
+// entrySize is the encoded size of an element of l bytes.
+func entrySize(l int) int { return 2*uvarintLen(uint64(l)) + l }
+
+// putNodeEntry encodes e into dst, which is entrySize(len(e)) bytes.
+func putNodeEntry(dst, e []byte) {
+	k := binary.PutUvarint(dst, uint64(len(e)))
+	copy(dst[k:], e)
+	for i := 0; i < k; i++ {
+		dst[k+len(e)+i] = dst[k-1-i]
+	}
+}
+
+// readFwd returns the element whose entry starts at p in b, and where the
+// next entry starts.
+func readFwd(b []byte, p int) ([]byte, int) {
+	l, k := binary.Uvarint(b[p:])
+	s := p + k
+	e := s + int(l)
+	return b[s:e:e], e + k
+}
+
+// readBack returns the element whose entry ends at q in b, and where that
+// entry starts.
+func readBack(b []byte, q int) ([]byte, int) {
+	i := q - 1
+	var v uint64
+	for shift := 0; ; shift += 7 {
+		c := b[i]
+		v |= uint64(c&0x7f) << shift
+		if c&0x80 == 0 {
+			break
+		}
+		i--
+	}
+	k := q - i
+	end := q - k
+	s := end - int(v)
+	return b[s:end:end], s - k
+}
+
+// size is the bytes the node's entries take.
+func (n *lnode) size() int { return len(n.b) - n.lo }
+
+// mem is the node buffer's memory, as the allocator hands it out.
+func (n *lnode) mem() int64 { return allocSize(int64(cap(n.b))) }
+
+// growCap is the capacity a node buffer gets when it must hold n bytes:
+// a quarter more, so that a run of pushes reallocates O(log n) times,
+// rounded up to the allocator's size class (which allocates it anyway).
+func growCap(n int) int { return int(allocSize(int64(n + n/4 + 8))) }
+
+// relay makes room for need more bytes at the front (front) or the back
+// of the node: in the same buffer when it has room to spare, else in a
+// new one of growCap. The spare room is split
+// between the ends, except that a node never pushed at the front (lo 0)
+// keeps all of it at the back.
+func (n *lnode) relay(need int, front bool) {
+	size := n.size()
+	c := cap(n.b)
+	if size+need > c*3/4 {
+		c = growCap(size + need)
+	}
+	gap := c - size - need
+	newLo := 0
+	if front || n.lo > 0 {
+		newLo = gap / 2
+	}
+	if front {
+		newLo += need
+	}
+	if c != cap(n.b) {
+		nb := make([]byte, newLo+size, c)
+		copy(nb[newLo:], n.b[n.lo:])
+		n.b = nb
+	} else {
+		copy(n.b[newLo:newLo+size], n.b[n.lo:])
+		n.b = n.b[:newLo+size]
+	}
+	n.lo = newLo
+}
+
+func (n *lnode) pushBack(e []byte) {
+	need := entrySize(len(e))
+	if cap(n.b)-len(n.b) < need {
+		n.relay(need, false)
+	}
+	l := len(n.b)
+	n.b = n.b[:l+need]
+	putNodeEntry(n.b[l:], e)
+	n.n++
+}
+
+func (n *lnode) pushFront(e []byte) {
+	need := entrySize(len(e))
+	if n.lo < need {
+		n.relay(need, true)
+	}
+	n.lo -= need
+	putNodeEntry(n.b[n.lo:n.lo+need], e)
+	n.n++
+}
+
+// popFront removes the first entry and returns its element, which stays
+// readable until the node's next change.
+func (n *lnode) popFront() []byte {
+	e, next := readFwd(n.b, n.lo)
+	n.lo = next
+	n.n--
+	if n.n == 0 {
+		n.lo, n.b = 0, n.b[:0]
+	}
+	return e
+}
+
+// popBack is popFront at the other end.
+func (n *lnode) popBack() []byte {
+	e, start := readBack(n.b, len(n.b))
+	n.b = n.b[:start]
+	n.n--
+	if n.n == 0 {
+		n.lo, n.b = 0, n.b[:0]
+	}
+	return e
+}
+
+// offset returns where the i-th entry (0 <= i < n) starts, walking from
+// the nearer end.
+func (n *lnode) offset(i int) int {
+	if i < n.n/2 {
+		p := n.lo
+		for ; i > 0; i-- {
+			_, p = readFwd(n.b, p)
+		}
+		return p
+	}
+	q := len(n.b)
+	for j := n.n; j > i; j-- {
+		_, q = readBack(n.b, q)
+	}
+	return q
+}
+
+// resize makes the bytes [p, q) of the node size bytes long, moving what
+// follows, and returns them for the caller to fill.
+func (n *lnode) resize(p, q, size int) []byte {
+	d := size - (q - p)
+	l := len(n.b)
+	switch {
+	case d > 0 && cap(n.b)-l < d:
+		c := growCap(l - n.lo + d)
+		nb := make([]byte, l-n.lo+d, c)
+		copy(nb, n.b[n.lo:p])
+		copy(nb[p-n.lo+size:], n.b[q:])
+		n.b, p, n.lo = nb, p-n.lo, 0
+	case d > 0:
+		n.b = n.b[:l+d]
+		copy(n.b[q+d:], n.b[q:l])
+	case d < 0:
+		copy(n.b[p+size:], n.b[q:])
+		n.b = n.b[:l+d]
+	}
+	return n.b[p : p+size]
+}
+
+// insertAt inserts e as an entry starting at offset p (an entry boundary).
+func (n *lnode) insertAt(p int, e []byte) {
+	putNodeEntry(n.resize(p, p, entrySize(len(e))), e)
+	n.n++
+}
+
+// replaceAt replaces the entry starting at p with one holding e.
+func (n *lnode) replaceAt(p int, e []byte) {
+	_, q := readFwd(n.b, p)
+	putNodeEntry(n.resize(p, q, entrySize(len(e))), e)
+}
+
+// splitAt moves the entries from the i-th on (0 < i < n) to a new node,
+// which it returns.
+func (n *lnode) splitAt(i int) *lnode {
+	p := n.offset(i)
+	rest := n.b[p:]
+	nn := &lnode{b: make([]byte, len(rest), allocSize(int64(len(rest)))), n: n.n - i}
+	copy(nn.b, rest)
+	n.b = n.b[:p]
+	n.n = i
+	return nn
+}
+
+// compact gives the node a buffer just large enough for its entries, at
+// offset 0, when its buffer is more than twice as large as needed.
+func (n *lnode) compact() {
+	size := n.size()
+	if cap(n.b) <= 64 || size*2 >= cap(n.b) {
+		return
+	}
+	nb := make([]byte, size, allocSize(int64(size)))
+	copy(nb, n.b[n.lo:])
+	n.b, n.lo = nb, 0
+}
