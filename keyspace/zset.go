@@ -1,10 +1,12 @@
 package keyspace
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 )
 
@@ -38,7 +40,8 @@ import (
 //
 // score being the 8 bytes of the IEEE 754 float64, little endian, and the
 // pairs in (score, member) order. decode refuses a NaN score, a repeated
-// member, pairs out of order, a count that does not match and trailing
+// member, pairs out of order, a count that does not match, a uvarint not
+// in its shortest form and trailing
 // bytes. The listpack form is this very layout without the count, so
 // encoding a listpack is one copy.
 type zset struct {
@@ -199,11 +202,12 @@ var errZSetEncoding = errors.New("malformed sorted set")
 // decodeZSet builds a set from its heap encoding, checking it whole.
 func decodeZSet(b []byte, lim *EncodingLimits) (*zset, error) {
 	count, k := binary.Uvarint(b)
-	if k <= 0 || count > uint64(len(b)) {
+	if k <= 0 || k != uvarintLen(count) || count > uint64(len(b)) {
 		return nil, fmt.Errorf("%w: bad count", errZSetEncoding)
 	}
 	body := b[k:]
 	maxLen, n := 0, 0
+	var members [][]byte
 	var prevM []byte
 	prevS := 0.0
 	for off := 0; off < len(body); n++ {
@@ -219,6 +223,14 @@ func decodeZSet(b []byte, lim *EncodingLimits) (*zset, error) {
 		}
 		prevM, prevS, off = m, s, next
 		maxLen = max(maxLen, len(m))
+		members = append(members, m)
+	}
+	// The order is by score first: a member may repeat under two scores.
+	slices.SortFunc(members, bytes.Compare)
+	for i := 1; i < len(members); i++ {
+		if bytes.Equal(members[i-1], members[i]) {
+			return nil, fmt.Errorf("%w: member repeated", errZSetEncoding)
+		}
 	}
 	if uint64(n) != count {
 		return nil, fmt.Errorf("%w: %d pairs, count says %d", errZSetEncoding, n, count)

@@ -29,7 +29,7 @@ func (l *zsetLP) entry(off int) (m []byte, s float64, next int) {
 // zlpEntryChecked is entry for untrusted bytes.
 func zlpEntryChecked(b []byte, off int) (m []byte, s float64, next int, ok bool) {
 	n, k := binary.Uvarint(b[off:])
-	if k <= 0 || n > uint64(len(b)-off-k) || uint64(len(b)-off-k)-n < 8 {
+	if k <= 0 || k != uvarintLen(n) || n > uint64(len(b)-off-k) || uint64(len(b)-off-k)-n < 8 {
 		return nil, 0, 0, false
 	}
 	start := off + k
