@@ -41,9 +41,8 @@ import (
 // score being the 8 bytes of the IEEE 754 float64, little endian, and the
 // pairs in (score, member) order. decode refuses a NaN score, a repeated
 // member, pairs out of order, a count that does not match, a uvarint not
-// in its shortest form and trailing
-// bytes. The listpack form is this very layout without the count, so
-// encoding a listpack is one copy.
+// in its shortest form and trailing bytes. The listpack form is this very
+// layout without the count, so encoding a listpack is one copy.
 type zset struct {
 	lp zsetLP     // the listpack form, when sk is nil
 	sk *zskiplist // the skiplist form, or nil

@@ -38,15 +38,12 @@ func (ks *Keyspace) zpopCommand(c *Client, args [][]byte, max bool, w ReplyWrite
 		}
 		count = n
 	}
-	if count == 0 {
-		w.ArrayHeader(0)
-		return
-	}
 	ks.zpopGeneric(c, args[1:2], max, count, false, w)
 }
 
 // zpopGeneric pops from the first non-empty set of keys: count members
-// (-1: one, replied flat), nested as ZMPOP replies when nested.
+// (-1: one, replied flat; 0: none, once the keys' types are checked),
+// nested as ZMPOP replies when nested.
 func (ks *Keyspace) zpopGeneric(c *Client, keys [][]byte, max bool, count int64, nested bool, w ReplyWriter) {
 	var sl *slot[entry]
 	var h uint64
@@ -63,7 +60,7 @@ func (ks *Keyspace) zpopGeneric(c *Client, keys [][]byte, max bool, count int64,
 		sl, h, key = s, hs, k
 		break
 	}
-	if sl == nil {
+	if sl == nil || count == 0 {
 		if nested {
 			w.NullArray()
 		} else {

@@ -120,11 +120,14 @@ func (ks *Keyspace) parseZSetOp(c *Client, args [][]byte, idx int, op zsetOpKind
 // parseOptions parses WEIGHTS, AGGREGATE, WITHSCORES and LIMIT.
 func (a *zsetOpArgs) parseOptions(opts [][]byte, op zsetOpKind, store, cardOnly bool, w ReplyWriter) bool {
 	setOp := op != zopDiff && !cardOnly
+	// Each option may be given once.
+	var weights, aggregate, limit bool
 	for j := 0; j < len(opts); {
 		left := len(opts) - j
 		o := opts[j]
 		switch {
-		case setOp && left >= len(a.srcs)+1 && equalFold(o, "weights"):
+		case setOp && !weights && left >= len(a.srcs)+1 && equalFold(o, "weights"):
+			weights = true
 			for i := range a.srcs {
 				f, ok := parseScore(opts[j+1+i])
 				if !ok {
@@ -134,7 +137,8 @@ func (a *zsetOpArgs) parseOptions(opts [][]byte, op zsetOpKind, store, cardOnly 
 				a.srcs[i].weight = f
 			}
 			j += 1 + len(a.srcs)
-		case setOp && left >= 2 && equalFold(o, "aggregate"):
+		case setOp && !aggregate && left >= 2 && equalFold(o, "aggregate"):
+			aggregate = true
 			switch v := opts[j+1]; {
 			case equalFold(v, "sum"):
 				a.agg = zaggSum
@@ -147,10 +151,11 @@ func (a *zsetOpArgs) parseOptions(opts [][]byte, op zsetOpKind, store, cardOnly 
 				return false
 			}
 			j += 2
-		case !store && !cardOnly && equalFold(o, "withscores"):
+		case !store && !cardOnly && !a.withScores && equalFold(o, "withscores"):
 			a.withScores = true
 			j++
-		case cardOnly && left >= 2 && equalFold(o, "limit"):
+		case cardOnly && !limit && left >= 2 && equalFold(o, "limit"):
+			limit = true
 			n, ok := parseInt(opts[j+1])
 			if !ok || n < 0 {
 				w.Error("ERR LIMIT can't be negative")

@@ -59,14 +59,14 @@ func TestZSetDecodeRefusesBadInput(t *testing.T) {
 	ok := []byte(encodedZSet("1 a 2 b"))
 	nan := binary.LittleEndian.AppendUint64([]byte{1, 1, 'a'}, math.Float64bits(math.NaN()))
 	bad := map[string][]byte{
-		"empty":          {},
-		"count too high": append([]byte{3}, ok[1:]...),
-		"count too low":  append([]byte{1}, ok[1:]...),
-		"trailing bytes": append(append([]byte{}, ok...), 0),
-		"truncated":      ok[:len(ok)-1],
-		"NaN":            nan,
-		"duplicate":      []byte(encodedZSet("1 a") + encodedZSet("1 a")[1:]),
-		"out of order":   append([]byte{2}, append([]byte(encodedZSet("2 b")[1:]), encodedZSet("1 a")[1:]...)...),
+		"empty":                            {},
+		"count too high":                   append([]byte{3}, ok[1:]...),
+		"count too low":                    append([]byte{1}, ok[1:]...),
+		"trailing bytes":                   append(append([]byte{}, ok...), 0),
+		"truncated":                        ok[:len(ok)-1],
+		"NaN":                              nan,
+		"duplicate":                        []byte(encodedZSet("1 a") + encodedZSet("1 a")[1:]),
+		"out of order":                     append([]byte{2}, append([]byte(encodedZSet("2 b")[1:]), encodedZSet("1 a")[1:]...)...),
 		"same score, members out of order": append([]byte{2}, append([]byte(encodedZSet("1 b")[1:]), encodedZSet("1 a")[1:]...)...),
 	}
 	for name, b := range bad {

@@ -359,4 +359,3 @@ func TestZSetCommandsAgainstAModel(t *testing.T) {
 		})
 	}
 }
-
