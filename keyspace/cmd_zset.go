@@ -247,7 +247,7 @@ func (ks *Keyspace) zaddGeneric(c *Client, args [][]byte, flags int, w ReplyWrit
 			ks.jadd(m)
 		}
 	}
-	ks.objectResized(d, sl, before)
+	ks.zsetDone(d, h, sl, key, before)
 	if journal {
 		if added+updated > 0 {
 			ks.jend(c.DB)

@@ -39,10 +39,11 @@ import (
 //	uvarint(count) ‖ count × ( uvarint(len(member)) ‖ member ‖ score )
 //
 // score being the 8 bytes of the IEEE 754 float64, little endian, and the
-// pairs in (score, member) order. decode refuses a NaN score, a repeated
-// member, pairs out of order, a count that does not match, a uvarint not
-// in its shortest form and trailing bytes. The listpack form is this very
-// layout without the count, so encoding a listpack is one copy.
+// pairs in (score, member) order. decode refuses an empty set, a NaN
+// score, a repeated member, pairs out of order, a count that does not
+// match, a uvarint not in its shortest form and trailing bytes. The
+// listpack form is this very layout without the count, so encoding a
+// listpack is one copy.
 type zset struct {
 	lp zsetLP     // the listpack form, when sk is nil
 	sk *zskiplist // the skiplist form, or nil
@@ -201,7 +202,8 @@ var errZSetEncoding = errors.New("malformed sorted set")
 // decodeZSet builds a set from its heap encoding, checking it whole.
 func decodeZSet(b []byte, lim *EncodingLimits) (*zset, error) {
 	count, k := binary.Uvarint(b)
-	if k <= 0 || k != uvarintLen(count) || count > uint64(len(b)) {
+	if k <= 0 || k != uvarintLen(count) || count == 0 || count > uint64(len(b)) {
+		// No key holds an empty set: a count of 0 is damage too.
 		return nil, fmt.Errorf("%w: bad count", errZSetEncoding)
 	}
 	body := b[k:]
@@ -235,7 +237,7 @@ func decodeZSet(b []byte, lim *EncodingLimits) (*zset, error) {
 		return nil, fmt.Errorf("%w: %d pairs, count says %d", errZSetEncoding, n, count)
 	}
 	z := &zset{}
-	if zsetFits(lim, n, maxLen) && n > 0 {
+	if zsetFits(lim, n, maxLen) {
 		z.lp = zsetLP{b: append(make([]byte, 0, allocSize(int64(len(body)))), body...), n: n}
 		return z, nil
 	}

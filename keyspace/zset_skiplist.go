@@ -65,8 +65,61 @@ func randomLevel() int {
 	return min(l, zslMaxLevel)
 }
 
+// Nodes of up to four levels (all but about one in 256) carry their level
+// array in the same allocation: one allocation per node instead of two.
+type (
+	zslNode1 struct {
+		zslNode
+		l [1]zslLevel
+	}
+	zslNode2 struct {
+		zslNode
+		l [2]zslLevel
+	}
+	zslNode3 struct {
+		zslNode
+		l [3]zslLevel
+	}
+	zslNode4 struct {
+		zslNode
+		l [4]zslLevel
+	}
+)
+
+// newZSLNode allocates a node of lvl levels.
+func newZSLNode(member string, score float64, lvl int) *zslNode {
+	var x *zslNode
+	switch lvl {
+	case 1:
+		n := &zslNode1{}
+		x = &n.zslNode
+		x.level = n.l[:]
+	case 2:
+		n := &zslNode2{}
+		x = &n.zslNode
+		x.level = n.l[:]
+	case 3:
+		n := &zslNode3{}
+		x = &n.zslNode
+		x.level = n.l[:]
+	case 4:
+		n := &zslNode4{}
+		x = &n.zslNode
+		x.level = n.l[:]
+	default:
+		x = &zslNode{level: make([]zslLevel, lvl)}
+	}
+	x.member, x.score = member, score
+	return x
+}
+
+// nodeMem is the memory of a node of the given levels and its member.
 func nodeMem(member string, levels int) int64 {
-	return zslNodeBytes + allocSize(int64(levels)*zslLevelBytes) + allocSize(int64(len(member)))
+	m := allocSize(int64(len(member)))
+	if levels <= 4 {
+		return m + allocSize(int64(unsafe.Sizeof(zslNode{}))+int64(levels)*zslLevelBytes)
+	}
+	return m + zslNodeBytes + allocSize(int64(levels)*zslLevelBytes)
 }
 
 func (sk *zskiplist) find(member []byte) *zslNode {
@@ -144,7 +197,7 @@ func (sk *zskiplist) each(start, end int, rev bool, fn func(m []byte, s float64)
 
 // insert adds member, which must be absent (the string is kept).
 func (sk *zskiplist) insert(member string, score float64) {
-	x := &zslNode{member: member, score: score, level: make([]zslLevel, randomLevel())}
+	x := newZSLNode(member, score, randomLevel())
 	sk.link(x)
 	sk.dict.insert(sk.dict.hashString(member), member, x, 0)
 	sk.nodeBytes += nodeMem(member, len(x.level))
@@ -271,7 +324,7 @@ func (sk *zskiplist) appendSorted(body []byte) {
 	for off := 0; off < len(body); {
 		m, s, next := l.entry(off)
 		off = next
-		x := &zslNode{member: string(m), score: s, level: make([]zslLevel, randomLevel())}
+		x := newZSLNode(string(m), s, randomLevel())
 		sk.length++
 		if len(x.level) > sk.level {
 			sk.level = len(x.level)
