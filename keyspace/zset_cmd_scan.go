@@ -176,6 +176,13 @@ func (ks *Keyspace) zrandWithCount(z *zset, count int64, withScores bool, w Repl
 	case count >= int64(size):
 		header(size)
 		z.each(0, size-1, false, reply)
+	case count*3 > int64(size):
+		// Most of the set: a random permutation's prefix, rather than
+		// drawing until count distinct ranks came up.
+		header(int(count))
+		for _, r := range rand.Perm(size)[:count] {
+			reply(z.at(r))
+		}
 	default:
 		picked := make(map[int]struct{}, count)
 		header(int(count))
