@@ -116,6 +116,19 @@ func TestZSetCommandsEndToEnd(t *testing.T) {
 		check(t, "RESP3 ZSCORE", c3.ZScore(ctx, "{z}big", "m1").Val(), 0.25, nil)
 		check(t, "RESP3 ZRANGE WITHSCORES", c3.ZRangeWithScores(ctx, "{z}big", 1, 2).Val(), []redis.Z{{Score: 0.25, Member: "m1"}, {Score: 0.5, Member: "m2"}}, nil)
 		check(t, "ZRANK big", c3.ZRank(ctx, "{z}big", "m150").Val(), int64(150), nil)
+
+		// The limits are CONFIG SET-able and reach every shard.
+		if err := c.ConfigSet(ctx, "zset-max-listpack-entries", "0").Err(); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"{x}cfg", "{y}cfg", "{w}cfg"} {
+			c.ZAdd(ctx, k, redis.Z{Score: 1, Member: "a"})
+			check(t, "OBJECT ENCODING "+k, c.ObjectEncoding(ctx, k).Val(), "skiplist", nil)
+		}
+		c.ConfigSet(ctx, "zset-max-listpack-entries", "128")
+		c.ConfigSet(ctx, "zset-max-listpack-value", "1")
+		c.ZAdd(ctx, "{x}cfg2", redis.Z{Score: 1, Member: "ab"})
+		check(t, "OBJECT ENCODING long member", c.ObjectEncoding(ctx, "{x}cfg2").Val(), "skiplist", nil)
 	})
 }
 
