@@ -148,8 +148,15 @@ func (sk *zskiplist) rank(member []byte) (int, bool) {
 	if x == nil {
 		return 0, false
 	}
-	s, m := x.score, x.member
-	return sk.countWhile(func(mb []byte, sc float64) bool { return zless(sc, mb, s, unsafeBytes(m)) }), true
+	// Descend to x, counting the spans passed: the members before it.
+	p, traversed := sk.header, 0
+	for i := sk.level - 1; i >= 0; i-- {
+		for f := p.level[i].forward; f != nil && f.before(x.score, x.member); f = p.level[i].forward {
+			traversed += p.level[i].span
+			p = f
+		}
+	}
+	return traversed, true
 }
 
 // countWhile returns how many leading members before holds for.
