@@ -5,18 +5,9 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"unsafe"
-
-	"github.com/moond-db/moond/resp"
 )
 
 // HRANDFIELD and HSCAN: the hash commands that walk or sample a hash.
-
-// isRESP3 reports whether replies go to a RESP3 client, for the replies
-// whose shape (not just their types) differs by protocol.
-func isRESP3(w ReplyWriter) bool {
-	rw, ok := w.(*resp.Writer)
-	return ok && rw.Proto == 3
-}
 
 // hashPair is one field and value, aliasing the hash.
 type hashPair struct{ f, v []byte }

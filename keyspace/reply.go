@@ -1,5 +1,7 @@
 package keyspace
 
+import "github.com/moond-db/moond/resp"
+
 // ReplyWriter is where Exec writes replies: the methods of *resp.Writer, so
 // that the server passes its connection's writer as is. Error's message
 // carries its prefix ("ERR ...", "WRONGTYPE ...").
@@ -56,3 +58,11 @@ func (ks *Keyspace) replyValue(w ReplyWriter, v value) {
 }
 
 func replyOK(w ReplyWriter) { w.SimpleString("OK") }
+
+// isRESP3 reports whether replies go to a RESP3 client, for the replies
+// whose shape (not just their types) differs by protocol: pairs as
+// two-element arrays (HRANDFIELD, ZRANGE ... WITHSCORES).
+func isRESP3(w ReplyWriter) bool {
+	rw, ok := w.(*resp.Writer)
+	return ok && rw.Proto == 3
+}

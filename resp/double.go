@@ -103,3 +103,7 @@ func appendDouble(dst []byte, f float64) []byte {
 	}
 	return strconv.AppendInt(dst, int64(exp), 10)
 }
+
+// AppendDouble appends f as a double reply formats it (appendDouble), for
+// replies that carry a score as a bulk string in both protocols (ZSCAN).
+func AppendDouble(dst []byte, f float64) []byte { return appendDouble(dst, f) }

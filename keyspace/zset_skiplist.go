@@ -1,0 +1,356 @@
+package keyspace
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"math/rand/v2"
+	"unsafe"
+)
+
+// zskiplist is a sorted set's "skiplist" form: a skiplist whose links
+// carry spans (the number of members they pass over), so that rank and
+// the member at a rank are O(log n), plus a dict member -> node for O(1)
+// score lookups. The dict's key is the node's member string: the bytes are
+// stored once.
+type zskiplist struct {
+	header *zslNode
+	tail   *zslNode
+	length int
+	level  int
+	dict   dict[*zslNode]
+	// nodeBytes is the memory of the nodes, their level arrays and their
+	// members, kept as they come and go so that heapBytes is O(1).
+	nodeBytes int64
+}
+
+type zslNode struct {
+	member   string
+	score    float64
+	backward *zslNode
+	level    []zslLevel
+}
+
+type zslLevel struct {
+	forward *zslNode
+	span    int
+}
+
+const zslMaxLevel = 32
+
+// zsetSeed hashes every sorted set's members.
+var zsetSeed = maphash.MakeSeed()
+
+var (
+	zslNodeBytes  = allocSize(int64(unsafe.Sizeof(zslNode{})))
+	zslLevelBytes = int64(unsafe.Sizeof(zslLevel{}))
+	zslOwnBytes   = allocSize(int64(unsafe.Sizeof(zskiplist{})))
+)
+
+func newZSkiplist() *zskiplist {
+	return &zskiplist{
+		header: &zslNode{level: make([]zslLevel, zslMaxLevel)},
+		level:  1,
+		dict:   newDict[*zslNode](zsetSeed),
+	}
+}
+
+func (sk *zskiplist) heapBytes() int64 {
+	return zslOwnBytes + zslNodeBytes + allocSize(zslMaxLevel*zslLevelBytes) + sk.nodeBytes + sk.dict.memory()
+}
+
+// randomLevel is 1 with probability 3/4, 2 with 3/16, ..., as Redis's
+// (ZSKIPLIST_P = 1/4).
+func randomLevel() int {
+	l := 1 + bits.TrailingZeros64(rand.Uint64()|1<<62)/2
+	return min(l, zslMaxLevel)
+}
+
+// Nodes of up to four levels (all but about one in 256) carry their level
+// array in the same allocation: one allocation per node instead of two.
+type (
+	zslNode1 struct {
+		zslNode
+		l [1]zslLevel
+	}
+	zslNode2 struct {
+		zslNode
+		l [2]zslLevel
+	}
+	zslNode3 struct {
+		zslNode
+		l [3]zslLevel
+	}
+	zslNode4 struct {
+		zslNode
+		l [4]zslLevel
+	}
+)
+
+// newZSLNode allocates a node of lvl levels.
+func newZSLNode(member string, score float64, lvl int) *zslNode {
+	var x *zslNode
+	switch lvl {
+	case 1:
+		n := &zslNode1{}
+		x = &n.zslNode
+		x.level = n.l[:]
+	case 2:
+		n := &zslNode2{}
+		x = &n.zslNode
+		x.level = n.l[:]
+	case 3:
+		n := &zslNode3{}
+		x = &n.zslNode
+		x.level = n.l[:]
+	case 4:
+		n := &zslNode4{}
+		x = &n.zslNode
+		x.level = n.l[:]
+	default:
+		x = &zslNode{level: make([]zslLevel, lvl)}
+	}
+	x.member, x.score = member, score
+	return x
+}
+
+// nodeMem is the memory of a node of the given levels and its member.
+func nodeMem(member string, levels int) int64 {
+	m := allocSize(int64(len(member)))
+	if levels <= 4 {
+		return m + allocSize(int64(unsafe.Sizeof(zslNode{}))+int64(levels)*zslLevelBytes)
+	}
+	return m + zslNodeBytes + allocSize(int64(levels)*zslLevelBytes)
+}
+
+func (sk *zskiplist) find(member []byte) *zslNode {
+	sl := sk.dict.find(sk.dict.hash(member), member)
+	if sl == nil {
+		return nil
+	}
+	return sl.v
+}
+
+func (sk *zskiplist) score(member []byte) (float64, bool) {
+	if x := sk.find(member); x != nil {
+		return x.score, true
+	}
+	return 0, false
+}
+
+// before reports whether x sorts before (s, m).
+func (x *zslNode) before(s float64, m string) bool {
+	return x.score < s || x.score == s && x.member < m
+}
+
+// rank is member's 0-based rank.
+func (sk *zskiplist) rank(member []byte) (int, bool) {
+	x := sk.find(member)
+	if x == nil {
+		return 0, false
+	}
+	// Descend to x, counting the spans passed: the members before it.
+	p, traversed := sk.header, 0
+	for i := sk.level - 1; i >= 0; i-- {
+		for f := p.level[i].forward; f != nil && f.before(x.score, x.member); f = p.level[i].forward {
+			traversed += p.level[i].span
+			p = f
+		}
+	}
+	return traversed, true
+}
+
+// countWhile returns how many leading members before holds for.
+func (sk *zskiplist) countWhile(before func(m []byte, s float64) bool) int {
+	x, traversed := sk.header, 0
+	for i := sk.level - 1; i >= 0; i-- {
+		for f := x.level[i].forward; f != nil && before(unsafeBytes(f.member), f.score); f = x.level[i].forward {
+			traversed += x.level[i].span
+			x = f
+		}
+	}
+	return traversed
+}
+
+// nodeAt returns the node of 0-based rank r (0 <= r < length).
+func (sk *zskiplist) nodeAt(r int) *zslNode {
+	x, traversed := sk.header, 0
+	for i := sk.level - 1; i >= 0; i-- {
+		for x.level[i].forward != nil && traversed+x.level[i].span <= r+1 {
+			traversed += x.level[i].span
+			x = x.level[i].forward
+		}
+		if traversed == r+1 {
+			return x
+		}
+	}
+	return nil
+}
+
+func (sk *zskiplist) each(start, end int, rev bool, fn func(m []byte, s float64)) {
+	if !rev {
+		x := sk.nodeAt(start)
+		for i := start; i <= end; i++ {
+			fn(unsafeBytes(x.member), x.score)
+			x = x.level[0].forward
+		}
+		return
+	}
+	x := sk.nodeAt(end)
+	for i := end; i >= start; i-- {
+		fn(unsafeBytes(x.member), x.score)
+		x = x.backward
+	}
+}
+
+// insert adds member, which must be absent (the string is kept).
+func (sk *zskiplist) insert(member string, score float64) {
+	x := newZSLNode(member, score, randomLevel())
+	sk.link(x)
+	sk.dict.insert(sk.dict.hashString(member), member, x, 0)
+	sk.nodeBytes += nodeMem(member, len(x.level))
+}
+
+// link puts x, whose level is set, in its place in the list.
+func (sk *zskiplist) link(x *zslNode) {
+	var update [zslMaxLevel]*zslNode
+	var rank [zslMaxLevel]int
+	p := sk.header
+	for i := sk.level - 1; i >= 0; i-- {
+		if i < sk.level-1 {
+			rank[i] = rank[i+1]
+		}
+		for f := p.level[i].forward; f != nil && f.before(x.score, x.member); f = p.level[i].forward {
+			rank[i] += p.level[i].span
+			p = f
+		}
+		update[i] = p
+	}
+	lvl := len(x.level)
+	if lvl > sk.level {
+		for i := sk.level; i < lvl; i++ {
+			rank[i] = 0
+			update[i] = sk.header
+			update[i].level[i].span = sk.length
+		}
+		sk.level = lvl
+	}
+	for i := range lvl {
+		x.level[i].forward = update[i].level[i].forward
+		update[i].level[i].forward = x
+		x.level[i].span = update[i].level[i].span - (rank[0] - rank[i])
+		update[i].level[i].span = rank[0] - rank[i] + 1
+	}
+	for i := lvl; i < sk.level; i++ {
+		update[i].level[i].span++
+	}
+	if update[0] != sk.header {
+		x.backward = update[0]
+	} else {
+		x.backward = nil
+	}
+	if x.level[0].forward != nil {
+		x.level[0].forward.backward = x
+	} else {
+		sk.tail = x
+	}
+	sk.length++
+}
+
+// unlink takes x out of the list.
+func (sk *zskiplist) unlink(x *zslNode) {
+	var update [zslMaxLevel]*zslNode
+	p := sk.header
+	for i := sk.level - 1; i >= 0; i-- {
+		for f := p.level[i].forward; f != nil && f != x && f.before(x.score, x.member); f = p.level[i].forward {
+			p = f
+		}
+		update[i] = p
+	}
+	for i := 0; i < sk.level; i++ {
+		if update[i].level[i].forward == x {
+			update[i].level[i].span += x.level[i].span - 1
+			update[i].level[i].forward = x.level[i].forward
+		} else {
+			update[i].level[i].span--
+		}
+	}
+	if x.level[0].forward != nil {
+		x.level[0].forward.backward = x.backward
+	} else {
+		sk.tail = x.backward
+	}
+	for sk.level > 1 && sk.header.level[sk.level-1].forward == nil {
+		sk.level--
+	}
+	sk.length--
+}
+
+// update moves member, scored old, to score: in place when its
+// neighbours allow, else unlinked and linked again.
+func (sk *zskiplist) update(member []byte, old, score float64) {
+	x := sk.find(member)
+	prevOK := x.backward == nil || x.backward.before(score, x.member)
+	next := x.level[0].forward
+	nextOK := next == nil || !next.before(score, x.member)
+	if prevOK && nextOK {
+		x.score = score
+		return
+	}
+	sk.unlink(x)
+	x.score = score
+	for i := range x.level {
+		x.level[i] = zslLevel{}
+	}
+	x.backward = nil
+	sk.link(x)
+}
+
+// remove deletes member.
+func (sk *zskiplist) remove(member []byte) bool {
+	h := sk.dict.hash(member)
+	sl := sk.dict.find(h, member)
+	if sl == nil {
+		return false
+	}
+	x := sl.v
+	sk.dict.remove(h, member)
+	sk.unlink(x)
+	sk.nodeBytes -= nodeMem(x.member, len(x.level))
+	return true
+}
+
+// appendSorted adds pairs in the listpack layout, in order and all
+// greater than the set's members, at the end: O(1) each.
+func (sk *zskiplist) appendSorted(body []byte) {
+	var last [zslMaxLevel]*zslNode
+	var lastRank [zslMaxLevel]int
+	for i := range last {
+		last[i] = sk.header
+	}
+	l := zsetLP{b: body}
+	for off := 0; off < len(body); {
+		m, s, next := l.entry(off)
+		off = next
+		x := newZSLNode(string(m), s, randomLevel())
+		sk.length++
+		if len(x.level) > sk.level {
+			sk.level = len(x.level)
+		}
+		for i := range x.level {
+			last[i].level[i].forward = x
+			last[i].level[i].span = sk.length - lastRank[i]
+			last[i], lastRank[i] = x, sk.length
+		}
+		if sk.tail != nil {
+			x.backward = sk.tail
+		}
+		sk.tail = x
+		sk.dict.insert(sk.dict.hashString(x.member), x.member, x, 0)
+		sk.nodeBytes += nodeMem(x.member, len(x.level))
+	}
+	// The last link of each level points to nothing; its span reaches the
+	// end, as link and unlink keep it.
+	for i := range sk.level {
+		last[i].level[i].span = sk.length - lastRank[i]
+	}
+}
