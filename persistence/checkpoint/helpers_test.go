@@ -458,6 +458,26 @@ func (e *env) wait(ch chan error) error {
 	}
 }
 
+// waitTicking is wait for a checkpoint that may need the manager's Tick to
+// retry a failed step: it ticks, as the shard does, until ch answers.
+func (e *env) waitTicking(ch chan error) error {
+	e.t.Helper()
+	deadline := time.After(20 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-ch:
+			return err
+		case <-tick.C:
+			e.on(e.m.Tick)
+		case <-deadline:
+			e.t.Fatal("timed out waiting for the checkpoint")
+			return nil
+		}
+	}
+}
+
 func (e *env) stats() Stats {
 	var s Stats
 	e.on(func() { s = e.m.Stats() })
