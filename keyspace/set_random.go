@@ -124,7 +124,7 @@ func cmdSPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		w.Null()
 		return
 	}
-	before := sl.v.heapBytes()
+	before := ks.changedObject(ks.db(c), sl) // SPOP always removes one
 	m := append([]byte(nil), setRandom(sl.v.p, &ks.scratch)...)
 	p, _ := setRemove(sl.v.p, m)
 	ks.setChanged(ks.db(c), h, key, sl, p, before)
@@ -161,7 +161,7 @@ func spopCount(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		ks.journal(c.DB, "DEL", key)
 		return
 	}
-	before := sl.v.heapBytes()
+	before := ks.changedObject(d, sl) // count < size: members go
 	wasTable := setEnc(p) == setEncHash
 	sample := setSample(p, int(count))
 	for _, m := range sample {
