@@ -12,22 +12,25 @@ import (
 // The set kind (Redis's OBJ_SET). A set value's pointer (value.p) is one of
 // three representations, told apart by the first byte they point to:
 //
-//	setEncIntset    a flat block: the 12-byte header below, then the
-//	                members as sorted little-endian integers of the
-//	                smallest width (2, 4 or 8 bytes) that fits them all,
-//	                as Redis's intset. Redis's "intset".
-//	setEncListpack  a flat block: the header, then each member as
+//	setEncIntset    a flat block: a 4-byte header, then the members as
+//	                sorted little-endian integers of the smallest width (2, 4
+//	                or 8 bytes) that fits them all, as Redis's intset.
+//	                Redis's "intset".
+//	setEncListpack  a flat block: a 12-byte header, then each member as
 //	                uvarint(length) ‖ bytes, in insertion order. Redis's
 //	                "listpack" (the 7.2 encoding, see below).
 //	setEncHash      a *setTable: a dict of the members. "hashtable".
 //
-// The flat header is enc(1) ‖ width(1) ‖ 0(2) ‖ count(4) ‖ used(4), little
-// endian; used is the block's length in use, header included. A flat block
-// is allocated at allocSize(used) bytes, and reallocated whenever a change
-// moves used to another size class, so that allocSize(used) is always its
-// exact size: heapBytes is O(1) and exact, and a change within a size class
-// is done in place. The blocks hold no pointers: the garbage collector never
-// scans them.
+// The intset's header is enc|width<<2 (1) ‖ count (3), little endian: ten
+// small integers take 24 bytes (Redis's intset takes 28, in 32). The
+// listpack's is enc (1) ‖ 0 (3) ‖ count (4) ‖ used (4), used being the
+// block's length in use, header included. A flat block is allocated at
+// allocSize(used) bytes, and reallocated whenever a change moves used to
+// another size class, so that allocSize(used) is always its exact size:
+// heapBytes is O(1) and exact, and a change within a size class is done in
+// place. The blocks hold no pointers: the garbage collector never scans
+// them. An intset holds at most 2^24-1 members (Redis allows 2^30): past
+// that, whatever set-max-intset-entries says, it becomes a hashtable.
 //
 // Conversions follow Redis 7.2's t_set.c (Redis 7.0 has no listpack sets:
 // it answers "hashtable" where this answers "listpack"; the issue asks for
@@ -46,7 +49,9 @@ const (
 	setEncListpack = 2
 	setEncHash     = 3
 
-	setHdr = 12
+	isHdr   = 4
+	lpHdr   = 12
+	encMask = 3
 )
 
 // setTable is the hashtable representation. enc comes first: it is the
@@ -60,24 +65,53 @@ type setTable struct {
 // setSeed hashes the members of every set table.
 var setSeed = maphash.MakeSeed()
 
-func setEnc(p unsafe.Pointer) uint8 { return *(*uint8)(p) }
+func setEnc(p unsafe.Pointer) uint8 { return *(*uint8)(p) & encMask }
 
 func setTab(p unsafe.Pointer) *setTable { return (*setTable)(p) }
 
 // flat returns a flat block's bytes in use.
 func flat(p unsafe.Pointer) []byte {
-	used := binary.LittleEndian.Uint32(unsafe.Slice((*byte)(p), setHdr)[8:])
-	return unsafe.Slice((*byte)(p), used)
+	h := unsafe.Slice((*byte)(p), isHdr)
+	if h[0]&encMask == setEncIntset {
+		return unsafe.Slice((*byte)(p), isHdr+flatCount(h)*int(isWidthOf(h)))
+	}
+	return unsafe.Slice((*byte)(p), binary.LittleEndian.Uint32(unsafe.Slice((*byte)(p), lpHdr)[8:]))
 }
 
-func flatCount(b []byte) int { return int(binary.LittleEndian.Uint32(b[4:])) }
+func flatCount(b []byte) int {
+	if b[0]&encMask == setEncIntset {
+		return int(b[1]) | int(b[2])<<8 | int(b[3])<<16
+	}
+	return int(binary.LittleEndian.Uint32(b[4:]))
+}
 
-// newFlat allocates a flat block of used bytes (header included) at its
-// size class, with the header filled in.
-func newFlat(enc, width uint8, count, used int) []byte {
+func setFlatCount(b []byte, n int) {
+	if b[0]&encMask == setEncIntset {
+		b[1], b[2], b[3] = byte(n), byte(n>>8), byte(n>>16)
+		return
+	}
+	binary.LittleEndian.PutUint32(b[4:], uint32(n))
+}
+
+// isWidthOf is an intset's width.
+func isWidthOf(b []byte) uint8 { return b[0] >> 2 }
+
+// newIntset allocates an intset of n members of width w, its members
+// left zero.
+func newIntset(w uint8, n int) []byte {
+	used := isHdr + n*int(w)
 	b := make([]byte, allocSize(int64(used)))[:used]
-	b[0], b[1] = enc, width
-	binary.LittleEndian.PutUint32(b[4:], uint32(count))
+	b[0] = setEncIntset | w<<2
+	setFlatCount(b, n)
+	return b
+}
+
+// newListpack allocates a listpack of used bytes (header included) that
+// holds n members (the caller writes them).
+func newListpack(n, used int) []byte {
+	b := make([]byte, allocSize(int64(used)))[:used]
+	b[0] = setEncListpack
+	setFlatCount(b, n)
 	binary.LittleEndian.PutUint32(b[8:], uint32(used))
 	return b
 }
@@ -92,11 +126,11 @@ func resizeFlat(b []byte, used int) []byte {
 		copy(nb, b[:min(len(b), used)])
 		b = nb
 	}
-	binary.LittleEndian.PutUint32(b[8:], uint32(used))
+	if b[0]&encMask == setEncListpack {
+		binary.LittleEndian.PutUint32(b[8:], uint32(used))
+	}
 	return b
 }
-
-func setFlatCount(b []byte, n int) { binary.LittleEndian.PutUint32(b[4:], uint32(n)) }
 
 func ptrOf(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
 
@@ -155,7 +189,7 @@ func setEach(p unsafe.Pointer, fn func(m []byte)) {
 		}
 	case setEncListpack:
 		b := flat(p)
-		for off := setHdr; off < len(b); {
+		for off := lpHdr; off < len(b); {
 			m, next := lpEntry(b, off)
 			fn(m)
 			off = next
@@ -219,8 +253,9 @@ func intsetFitsListpack(b []byte, n int, lim *EncodingLimits) bool {
 		int64(longest) <= lim.SetMaxListpackValue
 }
 
-// intsetMax is the most members an intset may hold (Redis caps it at 2^30).
-func intsetMax(lim *EncodingLimits) int64 { return min(lim.SetMaxIntsetEntries, 1<<30) }
+// intsetMax is the most members an intset may hold (Redis caps it at 2^30,
+// this header at 2^24-1).
+func intsetMax(lim *EncodingLimits) int64 { return min(lim.SetMaxIntsetEntries, 1<<24-1) }
 
 // setRemove removes m and returns the set's (possibly new) pointer and
 // whether m was there. It never converts; the caller deletes an empty set.
@@ -249,7 +284,7 @@ func setRemove(p unsafe.Pointer, m []byte) (unsafe.Pointer, bool) {
 func setConvertForHint(p unsafe.Pointer, n int, lim *EncodingLimits) unsafe.Pointer {
 	switch setEnc(p) {
 	case setEncIntset:
-		if int64(n) > lim.SetMaxIntsetEntries {
+		if int64(n) > intsetMax(lim) {
 			return setToTable(p, n)
 		}
 	case setEncListpack:
@@ -263,11 +298,11 @@ func setConvertForHint(p unsafe.Pointer, n int, lim *EncodingLimits) unsafe.Poin
 // newSet is setTypeCreate: an empty set fit for first as its first member
 // and about hint members in all.
 func newSet(first []byte, hint int, lim *EncodingLimits) unsafe.Pointer {
-	if _, ok := parseInt(first); ok && int64(hint) <= lim.SetMaxIntsetEntries {
-		return ptrOf(newFlat(setEncIntset, 2, 0, setHdr))
+	if _, ok := parseInt(first); ok && int64(hint) <= intsetMax(lim) {
+		return ptrOf(newIntset(2, 0))
 	}
 	if int64(hint) <= lim.SetMaxListpackEntries {
-		return ptrOf(newFlat(setEncListpack, 0, 0, setHdr))
+		return ptrOf(newListpack(0, lpHdr))
 	}
 	return newTable(hint)
 }

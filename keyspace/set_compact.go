@@ -23,8 +23,8 @@ func isWidth(v int64) uint8 {
 
 // isGet returns the intset's member at index i.
 func isGet(b []byte, i int) int64 {
-	w := int(b[1])
-	off := setHdr + i*w
+	w := int(isWidthOf(b))
+	off := isHdr + i*w
 	switch w {
 	case 2:
 		return int64(int16(binary.LittleEndian.Uint16(b[off:])))
@@ -35,7 +35,7 @@ func isGet(b []byte, i int) int64 {
 }
 
 func isPut(b []byte, w uint8, i int, v int64) {
-	off := setHdr + i*int(w)
+	off := isHdr + i*int(w)
 	switch w {
 	case 2:
 		binary.LittleEndian.PutUint16(b[off:], uint16(v))
@@ -66,9 +66,9 @@ func isAdd(b []byte, v int64) ([]byte, bool) {
 	if found {
 		return b, false
 	}
-	n, w := flatCount(b), b[1]
+	n, w := flatCount(b), isWidthOf(b)
 	if nw := isWidth(v); nw > w {
-		nb := newFlat(setEncIntset, nw, n+1, setHdr+(n+1)*int(nw))
+		nb := newIntset(nw, n+1)
 		for i := range n {
 			j := i
 			if i >= at {
@@ -81,7 +81,7 @@ func isAdd(b []byte, v int64) ([]byte, bool) {
 	}
 	old := len(b)
 	b = resizeFlat(b, old+int(w))
-	off := setHdr + at*int(w)
+	off := isHdr + at*int(w)
 	copy(b[off+int(w):], b[off:old])
 	isPut(b, w, at, v)
 	setFlatCount(b, n+1)
@@ -94,11 +94,12 @@ func isRemove(b []byte, v int64) ([]byte, bool) {
 	if !found {
 		return b, false
 	}
-	w := int(b[1])
-	off := setHdr + at*w
+	w := int(isWidthOf(b))
+	off := isHdr + at*w
 	copy(b[off:], b[off+w:])
+	n := flatCount(b)
 	b = resizeFlat(b, len(b)-w)
-	setFlatCount(b, flatCount(b)-1)
+	setFlatCount(b, n-1)
 	return b, true
 }
 
@@ -111,7 +112,7 @@ func lpEntry(b []byte, off int) ([]byte, int) {
 
 // lpFind returns the offset of member m, or -1.
 func lpFind(b []byte, m []byte) int {
-	for off := setHdr; off < len(b); {
+	for off := lpHdr; off < len(b); {
 		e, next := lpEntry(b, off)
 		if string(e) == string(m) {
 			return off
@@ -123,7 +124,7 @@ func lpFind(b []byte, m []byte) int {
 
 // lpAt returns the listpack's i-th member.
 func lpAt(b []byte, i int) []byte {
-	off := setHdr
+	off := lpHdr
 	for ; i > 0; i-- {
 		_, off = lpEntry(b, off)
 	}
@@ -153,13 +154,13 @@ func lpDeleteAt(b []byte, off int) []byte {
 // intsetToListpack returns a listpack of the intset's members.
 func intsetToListpack(b []byte) []byte {
 	n := flatCount(b)
-	used := setHdr
+	used := lpHdr
 	for i := range n {
 		l := intLen(isGet(b, i))
 		used += uvarintLen(uint64(l)) + l
 	}
-	lp := newFlat(setEncListpack, 0, n, used)
-	off := setHdr
+	lp := newListpack(n, used)
+	off := lpHdr
 	for i := range n {
 		v := isGet(b, i)
 		off += binary.PutUvarint(lp[off:], uint64(intLen(v)))

@@ -155,9 +155,9 @@ func cmdSInterStore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if !anyNil(sets) {
 		setInter(sets, func(m []byte) bool {
 			if p == nil {
-				p = ptrOf(newFlat(setEncListpack, 0, 0, setHdr))
+				p = ptrOf(newListpack(0, lpHdr))
 				if setEnc(sets[0]) == setEncIntset {
-					p = ptrOf(newFlat(setEncIntset, 2, 0, setHdr))
+					p = ptrOf(newIntset(2, 0))
 				}
 			}
 			p, _ = setAdd(p, m, &ks.Limits)
@@ -173,7 +173,7 @@ func cmdSInterStore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 // maybeIntset returns p as an intset when every member is an integer,
 // else p.
 func maybeIntset(p unsafe.Pointer) unsafe.Pointer {
-	is := newFlat(setEncIntset, 2, 0, setHdr)
+	is := newIntset(2, 0)
 	ints := true
 	setEach(p, func(m []byte) {
 		if v, ok := parseInt(m); ok && ints {
@@ -233,7 +233,7 @@ func (ks *Keyspace) unionDiff(c *Client, keys [][]byte, diff bool, w ReplyWriter
 	if !ok {
 		return nil, false
 	}
-	p := ptrOf(newFlat(setEncIntset, 2, 0, setHdr))
+	p := ptrOf(newIntset(2, 0))
 	add := func(m []byte) { p, _ = setAdd(p, m, &ks.Limits) }
 	switch {
 	case !diff:

@@ -170,7 +170,7 @@ func spopCount(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if wasTable && (size-count)*5 <= count {
 		// Redis builds the few members left into a new set, which starts
 		// as a listpack.
-		np := ptrOf(newFlat(setEncListpack, 0, 0, setHdr))
+		np := ptrOf(newListpack(0, lpHdr))
 		setEach(p, func(m []byte) { np, _ = setAdd(np, m, &ks.Limits) })
 		p = np
 	}
