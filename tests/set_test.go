@@ -57,6 +57,19 @@ func TestSetCommandsEndToEnd(t *testing.T) {
 				if enc, err := c.ObjectEncoding(ctx, "{s}b").Result(); enc != "intset" {
 					t.Errorf("RESP%d encoding %q %v", proto, enc, err)
 				}
+				// The limits are CONFIG SET-able and apply as sets are written.
+				must(c.ConfigSet(ctx, "set-max-intset-entries", "2").Err())
+				must(c.SAdd(ctx, "{s}cfg", 1, 2).Err())
+				must(c.SAdd(ctx, "{s}cfg", 3).Err())
+				if enc, err := c.ObjectEncoding(ctx, "{s}cfg").Result(); enc != "hashtable" {
+					t.Errorf("RESP%d encoding past set-max-intset-entries 2: %q %v", proto, enc, err)
+				}
+				// Three integers at once make a listpack, as in Redis 7.2.
+				must(c.SAdd(ctx, "{s}cfg2", 1, 2, 3).Err())
+				if enc, err := c.ObjectEncoding(ctx, "{s}cfg2").Result(); enc != "listpack" {
+					t.Errorf("RESP%d encoding of SADD 1 2 3 past set-max-intset-entries 2: %q %v", proto, enc, err)
+				}
+				must(c.ConfigSet(ctx, "set-max-intset-entries", "512").Err())
 			}
 			n, _ = c.SRem(ctx, "{s}a", "x", "nope").Result()
 			num("SREM", n, 1)
