@@ -341,21 +341,25 @@ func tableRemove(t *setTable, m []byte) bool {
 	return true
 }
 
-// tableRandom returns a member of a non-empty table picked uniformly: a
-// random slot of a random segment, as if every segment had as many slots
-// as the largest, tried again when empty. (dict.random prefers members
-// after long runs of empty slots.) After many misses it takes
-// dict.random's pick.
+// tableRandom returns a member of a non-empty table. In a table of a few
+// segments the pick is uniform: a random slot of a random segment, as if
+// every segment had as many slots as the widest, tried again when empty
+// (dict.random prefers members after long runs of empty slots, which
+// SRANDMEMBER's distribution would show on a small set). A larger table
+// takes dict.random's pick, which is O(1) and, over many segments, close
+// to uniform, as Redis's own pick is.
 func tableRandom(t *setTable) []byte {
 	segs := t.d.segs
-	widest := 0
-	for i := range segs {
-		widest = max(widest, len(segs[i].slots))
-	}
-	for range 256 {
-		s := &segs[rand.IntN(len(segs))]
-		if i := rand.IntN(widest); i < len(s.slots) && s.slots[i].kp != nil {
-			return s.slots[i].keyBytes()
+	if len(segs) <= 64 {
+		widest := 0
+		for i := range segs {
+			widest = max(widest, len(segs[i].slots))
+		}
+		for range 256 {
+			s := &segs[rand.IntN(len(segs))]
+			if i := rand.IntN(widest); i < len(s.slots) && s.slots[i].kp != nil {
+				return s.slots[i].keyBytes()
+			}
 		}
 	}
 	return t.d.random().keyBytes()
