@@ -136,11 +136,7 @@ func cmdSPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 // set deletes the key and is journaled as DEL.
 func spopCount(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	count, ok := parseInt(args[2])
-	if !ok {
-		w.Error(errNotInteger)
-		return
-	}
-	if count < 0 {
+	if !ok || count < 0 { // Redis's getPositiveLong: one error for both
 		w.Error(errPositive)
 		return
 	}

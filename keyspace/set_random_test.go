@@ -55,7 +55,7 @@ func TestSPop(t *testing.T) {
 	h.script(
 		"SPOP nonexisting_key 100", "[]",
 		"SPOP myset -1", "(error) "+errPositive,
-		"SPOP myset x", "(error) "+errNotInteger,
+		"SPOP myset x", "(error) "+errPositive,
 		"SPOP myset 1 2", "(error) "+errSyntax,
 	)
 	// The three code paths, on each encoding.
