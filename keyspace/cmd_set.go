@@ -66,6 +66,7 @@ func (ks *Keyspace) setLookup(c *Client, key []byte, write bool, w ReplyWriter) 
 // setStore replaces the set in sl with p (a change of representation or a
 // reallocation) and accounts for the change from before bytes.
 func (ks *Keyspace) setStore(d *db, sl *slot[entry], p unsafe.Pointer, before int64) {
+	setTrim(p)
 	sl.v.value = objectValue(KindSet, p)
 	ks.changed(d, sl)
 	ks.objectResized(d, sl, before)
@@ -104,6 +105,7 @@ func cmdSAdd(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	}
 	switch {
 	case sl == nil:
+		setTrim(p)
 		ks.addKey(d, h, key, "", objectValue(KindSet, p))
 	case added > 0 || p != sl.v.p:
 		ks.setStore(d, sl, p, before)

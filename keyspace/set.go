@@ -333,6 +333,23 @@ func tableAdd(t *setTable, m []byte) bool {
 	return true
 }
 
+// tableTrim drops the slot arrays the table's dict keeps for reuse when
+// they exceed an eighth of its slots: the dict allows every table 64 KiB
+// of them, which suits a database but would add a third to a set of a
+// thousand members, and a keyspace may hold many such sets.
+func tableTrim(t *setTable) {
+	if t.d.spareMem > t.d.slotMem/8 {
+		t.d.spare, t.d.spareMem = nil, 0
+	}
+}
+
+// setTrim is tableTrim for a set of any representation.
+func setTrim(p unsafe.Pointer) {
+	if setEnc(p) == setEncHash {
+		tableTrim(setTab(p))
+	}
+}
+
 func tableRemove(t *setTable, m []byte) bool {
 	if !t.d.remove(t.d.hash(m), m) {
 		return false
@@ -473,6 +490,7 @@ func setDecode(b []byte, lim *EncodingLimits) (unsafe.Pointer, error) {
 	if len(rest) != 0 {
 		return nil, fmt.Errorf("%w: %d trailing bytes", errSetCodec, len(rest))
 	}
+	setTrim(p)
 	return p, nil
 }
 

@@ -272,6 +272,7 @@ func (ks *Keyspace) storeSet(c *Client, dst []byte, p unsafe.Pointer, w ReplyWri
 		w.Int(0)
 		return
 	}
+	setTrim(p)
 	v := objectValue(KindSet, p)
 	ks.setKey(d, h, sl, dst, v, false)
 	if ks.journaling() {
