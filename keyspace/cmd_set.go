@@ -18,12 +18,12 @@ import "unsafe"
 // holds only the members added): the members are the same.
 
 var (
-	fWDenyOnly = []string{"write", "denyoom"}
+	fSetWDeny = []string{"write", "denyoom"}
 	cSetRead   = []string{"@read", "@set", "@fast"}
 	cSetReadS  = []string{"@read", "@set", "@slow"}
 	cSetWrite  = []string{"@write", "@set", "@fast"}
 	cSetWriteS = []string{"@write", "@set", "@slow"}
-	tOrder     = []string{"nondeterministic_output_order"}
+	tSetOrder     = []string{"nondeterministic_output_order"}
 )
 
 // setSpecs are the set commands.
@@ -33,17 +33,17 @@ var setSpecs = []*CommandSpec{
 	{Name: "scard", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetRead, run: cmdSCard},
 	{Name: "sismember", Arity: 3, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetRead, run: cmdSIsMember},
 	{Name: "smismember", Arity: -3, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetRead, run: cmdSMIsMember},
-	{Name: "smembers", Arity: 2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetReadS, Tips: tOrder, run: cmdSMembers},
+	{Name: "smembers", Arity: 2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetReadS, Tips: tSetOrder, run: cmdSMembers},
 	{Name: "srandmember", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetReadS, Tips: tNondet, run: cmdSRandMember},
 	{Name: "spop", Arity: -2, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetWrite, Tips: tNondet, run: cmdSPop},
 	{Name: "smove", Arity: 4, Flags: fWFast, FirstKey: 1, LastKey: 2, Step: 1, ACLCategories: cSetWrite, run: cmdSMove},
-	{Name: "sinter", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetReadS, Tips: tOrder, run: cmdSInter},
+	{Name: "sinter", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetReadS, Tips: tSetOrder, run: cmdSInter},
 	{Name: "sintercard", Arity: -3, Flags: []string{"readonly", "movablekeys"}, ACLCategories: cSetReadS, MovableKeys: sinterCardKeys, run: cmdSInterCard},
-	{Name: "sinterstore", Arity: -3, Flags: fWDenyOnly, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetWriteS, run: cmdSInterStore},
-	{Name: "sunion", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetReadS, Tips: tOrder, run: cmdSUnion},
-	{Name: "sunionstore", Arity: -3, Flags: fWDenyOnly, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetWriteS, run: cmdSUnionStore},
-	{Name: "sdiff", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetReadS, Tips: tOrder, run: cmdSDiff},
-	{Name: "sdiffstore", Arity: -3, Flags: fWDenyOnly, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetWriteS, run: cmdSDiffStore},
+	{Name: "sinterstore", Arity: -3, Flags: fSetWDeny, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetWriteS, run: cmdSInterStore},
+	{Name: "sunion", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetReadS, Tips: tSetOrder, run: cmdSUnion},
+	{Name: "sunionstore", Arity: -3, Flags: fSetWDeny, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetWriteS, run: cmdSUnionStore},
+	{Name: "sdiff", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetReadS, Tips: tSetOrder, run: cmdSDiff},
+	{Name: "sdiffstore", Arity: -3, Flags: fSetWDeny, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetWriteS, run: cmdSDiffStore},
 	{Name: "sscan", Arity: -3, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetReadS, Tips: tNondet, run: cmdSScan},
 }
 

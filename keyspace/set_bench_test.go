@@ -26,9 +26,9 @@ func benchSets(n int, members func(i int) []string) (*Keyspace, [][]byte) {
 	return ks, keys
 }
 
-func tenInts(int) []string { return seq(0, 10) }
+func setTenInts(int) []string { return setSeq(0, 10) }
 
-func tenStrings(int) []string {
+func setTenStrings(int) []string {
 	out := make([]string, 10)
 	for i := range out {
 		out[i] = "member:" + strconv.Itoa(i)
@@ -38,11 +38,11 @@ func tenStrings(int) []string {
 
 func BenchmarkSAdd(b *testing.B) {
 	b.Run("intset", func(b *testing.B) {
-		ks, keys := benchSets(100000, tenInts)
+		ks, keys := benchSets(100000, setTenInts)
 		benchSetCommand(b, ks, keys, "SADD", func(i int) string { return strconv.Itoa(i / len(keys) % 20) })
 	})
 	b.Run("listpack", func(b *testing.B) {
-		ks, keys := benchSets(100000, tenStrings)
+		ks, keys := benchSets(100000, setTenStrings)
 		benchSetCommand(b, ks, keys, "SADD", func(i int) string { return "member:" + strconv.Itoa(i/len(keys)%20) })
 	})
 	b.Run("hashtable", func(b *testing.B) {
@@ -58,15 +58,15 @@ func BenchmarkSAdd(b *testing.B) {
 
 func BenchmarkSIsMember(b *testing.B) {
 	b.Run("intset", func(b *testing.B) {
-		ks, keys := benchSets(100000, tenInts)
+		ks, keys := benchSets(100000, setTenInts)
 		benchSetCommand(b, ks, keys, "SISMEMBER", func(i int) string { return strconv.Itoa(i % 20) })
 	})
 	b.Run("listpack", func(b *testing.B) {
-		ks, keys := benchSets(100000, tenStrings)
+		ks, keys := benchSets(100000, setTenStrings)
 		benchSetCommand(b, ks, keys, "SISMEMBER", func(i int) string { return "member:" + strconv.Itoa(i%20) })
 	})
 	b.Run("hashtable", func(b *testing.B) {
-		ks, keys := benchSets(1, func(int) []string { return seq(0, 100000) })
+		ks, keys := benchSets(1, func(int) []string { return setSeq(0, 100000) })
 		benchSetCommand(b, ks, keys, "SISMEMBER", func(i int) string { return strconv.Itoa(i % 200000) })
 	})
 }
@@ -131,8 +131,8 @@ func BenchmarkSetMemory(b *testing.B) {
 		b.ReportMetric(float64(int64(m1.HeapAlloc-m0.HeapAlloc)-held)/float64(per), "heap-B/elem")
 		runtime.KeepAlive(ks)
 	}
-	b.Run("1M-sets-of-10-ints", func(b *testing.B) { measure(b, 1000000, 1000000, tenInts) })
+	b.Run("1M-sets-of-10-ints", func(b *testing.B) { measure(b, 1000000, 1000000, setTenInts) })
 	b.Run("one-set-of-1M", func(b *testing.B) {
-		measure(b, 1, 1000000, func(int) []string { return seq(0, 1000000) })
+		measure(b, 1, 1000000, func(int) []string { return setSeq(0, 1000000) })
 	})
 }

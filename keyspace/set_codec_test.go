@@ -35,8 +35,8 @@ func TestSetCodecRoundTripsEveryEncoding(t *testing.T) {
 		"intset4":   {"1", "-2147483648", "2147483647"},
 		"intset8":   {"-9223372036854775808", "9223372036854775807", "5"},
 		"listpack":  {"a", "", "1", "héllo"},
-		"hashtable": append(seq(0, 600), "x"),
-		"bigints":   seq(0, 600),
+		"hashtable": append(setSeq(0, 600), "x"),
+		"bigints":   setSeq(0, 600),
 	}
 	wantEnc := map[string]string{"intset": "intset", "intset4": "intset", "intset8": "intset", "listpack": "listpack",
 		"hashtable": "hashtable", "bigints": "hashtable"}
@@ -69,7 +69,7 @@ func TestSetCodecRoundTripsEveryEncoding(t *testing.T) {
 	}
 	// An all-integer hashtable decodes as an intset when it fits, as
 	// Redis's RDB load does.
-	ht := buildSet(append(seq(0, 10), "x"), &small)
+	ht := buildSet(append(setSeq(0, 10), "x"), &small)
 	tableRemove(setTab(ht), []byte("x"))
 	if q, err := setDecode(setEncode(ht, nil), &lim); err != nil || setEncodingName(q) != "intset" {
 		t.Errorf("all-integer hashtable: %v, %s", err, setEncodingName(q))
@@ -105,7 +105,7 @@ func FuzzSetDecode(f *testing.F) {
 	lim := DefaultEncodingLimits()
 	small := lim
 	small.SetMaxIntsetEntries, small.SetMaxListpackEntries, small.SetMaxListpackValue = 3, 3, 4
-	for _, ms := range [][]string{{"1", "2"}, {"a", "b", "1"}, seq(0, 20), {"-9223372036854775808"}} {
+	for _, ms := range [][]string{{"1", "2"}, {"a", "b", "1"}, setSeq(0, 20), {"-9223372036854775808"}} {
 		f.Add(setEncode(buildSet(ms, &lim), nil))
 	}
 	f.Add([]byte{setCodecInts, 1, 0})
@@ -153,7 +153,7 @@ func TestSetIntsetWidths(t *testing.T) {
 		t.Errorf("members %v", got)
 	}
 	// Ten small integers fit 24 bytes (Redis: 28, in 32).
-	ten := buildSet(seq(0, 10), &lim)
+	ten := buildSet(setSeq(0, 10), &lim)
 	if setHeapBytes(ten) != 24 {
 		t.Errorf("ten small integers take %d bytes", setHeapBytes(ten))
 	}
@@ -163,7 +163,7 @@ func TestSetsWithTheKeyCommands(t *testing.T) {
 	h := newSetHarness(t)
 	h.do("SADD", "a", "1", "2", "3")
 	h.do("SADD", "b", "x", "y")
-	h.do(append([]string{"SADD", "c"}, seq(0, 600)...)...)
+	h.do(append([]string{"SADD", "c"}, setSeq(0, 600)...)...)
 	h.script(
 		"TYPE a", "set",
 		"TYPE c", "set",
@@ -192,7 +192,7 @@ func TestSetsWithTheKeyCommands(t *testing.T) {
 		k, _ := strconv.Unquote(f)
 		scanned = append(scanned, k)
 	}
-	expectList(t, "SCAN TYPE set", sorted(scanned[1:]), "c", "a2", "c2")
+	expectMembers(t, "SCAN TYPE set", setSorted(scanned[1:]), "c", "a2", "c2")
 	h.selectDB(1)
 	h.expect("SMEMBERS b2", `["x" "y"]`)
 	h.selectDB(0)

@@ -22,10 +22,10 @@ func FuzzSetExec(f *testing.F) {
 		setJournal(ks, journal)
 		var w resp.Writer
 		c := &Client{}
-		do := func(args ...string) { ks.Exec(c, bytesArgs(args...), &w) }
+		do := func(args ...string) { ks.Exec(c, setArgs(args...), &w) }
 		do("SADD", "i", "1", "2", "-70000")
 		do("SADD", "l", "a", "b", "3")
-		do(append([]string{"SADD", "h"}, seq(0, 300)...)...)
+		do(append([]string{"SADD", "h"}, setSeq(0, 300)...)...)
 		do("SET", "s", "str")
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

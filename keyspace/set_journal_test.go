@@ -59,12 +59,12 @@ func TestSetJournalForms(t *testing.T) {
 	// SPOP with a count logs the members it popped.
 	h.do("SADD", "p", "a", "b", "c", "d")
 	recs := h.journaled("SPOP p 3")
-	left := h.members("p")
+	left := h.smembers("p")
 	if len(recs) != 1 || len(left) != 1 {
 		t.Fatalf("SPOP p 3: %q, left %q", recs, left)
 	}
 	popped := strings.Fields(strings.TrimPrefix(recs[0], "0: SREM p "))
-	expectList(t, "popped and left", sorted(append(popped, left...)), "a", "b", "c", "d")
+	expectMembers(t, "popped and left", setSorted(append(popped, left...)), "a", "b", "c", "d")
 	recs = h.journaled("SPOP p")
 	if len(recs) != 1 || recs[0] != "0: SREM p "+left[0] {
 		t.Errorf("SPOP p: %q", recs)
@@ -84,7 +84,7 @@ func setState(t *testing.T, h *harness) map[string]string {
 		for _, k := range keys {
 			v := h.do("TYPE", k)
 			if v == "set" {
-				v = strings.Join(h.members(k), ",")
+				v = strings.Join(h.smembers(k), ",")
 			}
 			out[fmt.Sprintf("%d/%q", i, k)] = v
 		}
@@ -130,11 +130,11 @@ func TestSetJournalReplayRebuildsTheSameSets(t *testing.T) {
 	}
 }
 
-var setKeys = []string{"s0", "s1", "s2", "s3", "str"}
+var setTestKeys = []string{"s0", "s1", "s2", "s3", "str"}
 
 // randomMember draws from a pool that crosses every threshold: small and
 // large integers, short and long strings.
-func randomMember(rng *rand.Rand) string {
+func randomSetMember(rng *rand.Rand) string {
 	switch rng.IntN(5) {
 	case 0:
 		return strconv.Itoa(rng.IntN(40))
@@ -149,11 +149,11 @@ func randomMember(rng *rand.Rand) string {
 }
 
 func randomSetCommand(rng *rand.Rand) []string {
-	key := func() string { return setKeys[rng.IntN(len(setKeys))] }
+	key := func() string { return setTestKeys[rng.IntN(len(setTestKeys))] }
 	members := func() []string {
 		out := make([]string, 1+rng.IntN(4))
 		for i := range out {
-			out[i] = randomMember(rng)
+			out[i] = randomSetMember(rng)
 		}
 		return out
 	}
@@ -167,7 +167,7 @@ func randomSetCommand(rng *rand.Rand) []string {
 	case 5:
 		return []string{"SPOP", key(), strconv.Itoa(rng.IntN(5))}
 	case 6:
-		return []string{"SMOVE", key(), key(), randomMember(rng)}
+		return []string{"SMOVE", key(), key(), randomSetMember(rng)}
 	case 7:
 		return []string{"SINTERSTORE", key(), key(), key()}
 	case 8:

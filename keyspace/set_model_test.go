@@ -32,7 +32,7 @@ func (m *setModel) wrong(keys ...string) bool {
 	return m.isStr && slices.Contains(keys, "str")
 }
 
-func sortedMembers(s map[string]bool) []string { return slices.Sorted(gomaps.Keys(s)) }
+func setModelMembers(s map[string]bool) []string { return slices.Sorted(gomaps.Keys(s)) }
 
 // TestSetCommandsAgainstAModel runs random set commands, with limits small
 // enough that every conversion happens often, and checks each reply and
@@ -47,7 +47,7 @@ func TestSetCommandsAgainstAModel(t *testing.T) {
 	keys := []string{"s0", "s1", "s2", "str"}
 	key := func() string { return keys[rng.IntN(len(keys))] }
 	for step := range 8000 {
-		k, k2, k3, mem := key(), key(), key(), randomMember(rng)
+		k, k2, k3, mem := key(), key(), key(), randomSetMember(rng)
 		cur := gomaps.Clone(m.get(k))
 		if cur == nil {
 			cur = map[string]bool{}
@@ -61,7 +61,7 @@ func TestSetCommandsAgainstAModel(t *testing.T) {
 		wrongReply := "(error) " + errWrongType
 		switch rng.IntN(10) {
 		case 0, 1: // SADD
-			ms := []string{mem, randomMember(rng), randomMember(rng)}[:1+rng.IntN(3)]
+			ms := []string{mem, randomSetMember(rng), randomSetMember(rng)}[:1+rng.IntN(3)]
 			if m.wrong(k) {
 				check(h.do(append([]string{"SADD", k}, ms...)...), wrongReply)
 				continue
@@ -93,7 +93,7 @@ func TestSetCommandsAgainstAModel(t *testing.T) {
 				check(h.do("SPOP", k, strconv.Itoa(c)), wrongReply)
 				continue
 			}
-			got := h.list("SPOP", k, strconv.Itoa(c))
+			got := h.sList("SPOP", k, strconv.Itoa(c))
 			if len(got) != min(c, len(cur)) {
 				t.Fatalf("step %d: SPOP %d of %d gave %d", step, c, len(cur), len(got))
 			}
@@ -130,7 +130,7 @@ func TestSetCommandsAgainstAModel(t *testing.T) {
 				check(h.do(op, k, k2, k3), wrongReply)
 				continue
 			}
-			res := algebra(op, m.get(k2), m.get(k3))
+			res := setAlgebraModel(op, m.get(k2), m.get(k3))
 			check(h.do(op, k, k2, k3), n(int64(len(res))))
 			if k == "str" {
 				m.isStr = false
@@ -142,11 +142,11 @@ func TestSetCommandsAgainstAModel(t *testing.T) {
 				check(h.do(op, k2, k3), wrongReply)
 				continue
 			}
-			res := algebra(op+"STORE", m.get(k2), m.get(k3))
-			expectList(t, op, h.list(op, k2, k3), sortedMembers(res)...)
+			res := setAlgebraModel(op+"STORE", m.get(k2), m.get(k3))
+			expectMembers(t, op, h.sList(op, k2, k3), setModelMembers(res)...)
 			if !m.wrong(k2, k3) {
 				limit := rng.IntN(3)
-				want := len(algebra("SINTERSTORE", m.get(k2), m.get(k3)))
+				want := len(setAlgebraModel("SINTERSTORE", m.get(k2), m.get(k3)))
 				if limit > 0 {
 					want = min(want, limit)
 				}
@@ -158,7 +158,7 @@ func TestSetCommandsAgainstAModel(t *testing.T) {
 				check(h.do("SRANDMEMBER", k, strconv.Itoa(c)), wrongReply)
 				continue
 			}
-			got := h.list("SRANDMEMBER", k, strconv.Itoa(c))
+			got := h.sList("SRANDMEMBER", k, strconv.Itoa(c))
 			want := max(c, -c)
 			if c > 0 {
 				want = min(c, len(cur))
@@ -188,7 +188,7 @@ func TestSetCommandsAgainstAModel(t *testing.T) {
 	}
 }
 
-func algebra(op string, a, b map[string]bool) map[string]bool {
+func setAlgebraModel(op string, a, b map[string]bool) map[string]bool {
 	out := map[string]bool{}
 	switch op {
 	case "SINTERSTORE":
@@ -226,7 +226,7 @@ func checkSetModel(t *testing.T, h *harness, m *setModel, step int) {
 			}
 			continue
 		}
-		expectList(t, "members of "+k, h.members(k), sortedMembers(want)...)
+		expectMembers(t, "members of "+k, h.smembers(k), setModelMembers(want)...)
 		sl, _ := h.ks.lookup(0, []byte(k))
 		p := sl.v.p
 		ints := true

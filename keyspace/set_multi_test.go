@@ -36,9 +36,9 @@ func TestSetAlgebra(t *testing.T) {
 				h.do("SADD", "set"+strconv.Itoa(i), large)
 			}
 			for i, enc := range []string{bigenc, bigenc, smallenc, bigenc, smallenc} {
-				h.expectEncoding("set"+strconv.Itoa(i+1), enc)
+				h.expectSetEncoding("set"+strconv.Itoa(i+1), enc)
 			}
-			expectList(t, "SINTER 1 2", h.list("SINTER", "set1", "set2"), "195", "196", "197", "198", "199", large)
+			expectMembers(t, "SINTER 1 2", h.sList("SINTER", "set1", "set2"), "195", "196", "197", "198", "199", large)
 			h.script(
 				"SINTERCARD 2 set1 set2", n(6),
 				"SINTERCARD 2 set1 set2 limit 0", n(6),
@@ -46,35 +46,35 @@ func TestSetAlgebra(t *testing.T) {
 				"SINTERCARD 2 set1 set2 limit 10", n(6),
 				"SINTERSTORE setres set1 set2", n(6),
 			)
-			h.expectEncoding("setres", smallenc)
-			expectList(t, "SINTERSTORE", h.members("setres"), "195", "196", "197", "198", "199", large)
+			h.expectSetEncoding("setres", smallenc)
+			expectMembers(t, "SINTERSTORE", h.smembers("setres"), "195", "196", "197", "198", "199", large)
 
-			union := append(h.members("set1"), h.members("set2")...)
+			union := append(h.smembers("set1"), h.smembers("set2")...)
 			slices.Sort(union)
 			union = slices.Compact(union)
-			expectList(t, "SUNION", h.list("SUNION", "set1", "set2"), union...)
+			expectMembers(t, "SUNION", h.sList("SUNION", "set1", "set2"), union...)
 			h.expect("SUNIONSTORE setres set1 set2", n(int64(len(union))))
-			h.expectEncoding("setres", bigenc)
-			expectList(t, "SUNIONSTORE", h.members("setres"), union...)
-			expectList(t, "SUNION missing", h.list("SUNION", "nokey1", "set1", "set2", "nokey2"), union...)
+			h.expectSetEncoding("setres", bigenc)
+			expectMembers(t, "SUNIONSTORE", h.smembers("setres"), union...)
+			expectMembers(t, "SUNION missing", h.sList("SUNION", "nokey1", "set1", "set2", "nokey2"), union...)
 
-			expectList(t, "SINTER 3", h.list("SINTER", "set1", "set2", "set3"), "195", "199", large)
+			expectMembers(t, "SINTER 3", h.sList("SINTER", "set1", "set2", "set3"), "195", "199", large)
 			h.expect("SINTERCARD 3 set1 set2 set3 limit 2", n(2))
 			h.expect("SINTERSTORE setres set1 set2 set3", n(3))
-			expectList(t, "SINTERSTORE 3", h.members("setres"), "195", "199", large)
+			expectMembers(t, "SINTERSTORE 3", h.smembers("setres"), "195", "199", large)
 
-			expectList(t, "SDIFF 2", h.list("SDIFF", "set1", "set4"), "0", "1", "2", "3", "4")
-			expectList(t, "SDIFF 3", h.list("SDIFF", "set1", "set4", "set5"), "1", "2", "3", "4")
+			expectMembers(t, "SDIFF 2", h.sList("SDIFF", "set1", "set4"), "0", "1", "2", "3", "4")
+			expectMembers(t, "SDIFF 3", h.sList("SDIFF", "set1", "set4", "set5"), "1", "2", "3", "4")
 			h.expect("SDIFFSTORE setres set1 set4 set5", n(4))
 			if typ == "intset" {
-				h.expectEncoding("setres", "intset")
+				h.expectSetEncoding("setres", "intset")
 			}
-			expectList(t, "SDIFFSTORE", h.members("setres"), "1", "2", "3", "4")
+			expectMembers(t, "SDIFFSTORE", h.smembers("setres"), "1", "2", "3", "4")
 
-			all := h.members("set1")
-			expectList(t, "SINTER same", h.list("SINTER", "set1", "set1", "set1"), all...)
-			expectList(t, "SUNION same", h.list("SUNION", "set1", "set1", "set1"), all...)
-			expectList(t, "SDIFF same", h.list("SDIFF", "set1", "set1", "set1"))
+			all := h.smembers("set1")
+			expectMembers(t, "SINTER same", h.sList("SINTER", "set1", "set1", "set1"), all...)
+			expectMembers(t, "SUNION same", h.sList("SUNION", "set1", "set1", "set1"), all...)
+			expectMembers(t, "SDIFF same", h.sList("SDIFF", "set1", "set1", "set1"))
 		})
 	}
 }
@@ -83,9 +83,9 @@ func TestSInterStoreResultIsAnIntset(t *testing.T) {
 	h := newSetHarness(t)
 	h.do("SADD", "set1", "a", "b", "c", "1", "3", "6", "x", "y", "z")
 	h.do("SADD", "set2", "e", "f", "g", "1", "2", "3", "u", "v", "w")
-	h.expectEncoding("set1", "listpack")
+	h.expectSetEncoding("set1", "listpack")
 	h.expect("SINTERSTORE setres set1 set2", n(2))
-	h.expectEncoding("setres", "intset")
+	h.expectSetEncoding("setres", "intset")
 
 	h.do("DEL", "set1", "set2")
 	h.do("SADD", "set1", "a", "b", "c", "444", "555", "666")
@@ -94,26 +94,26 @@ func TestSInterStoreResultIsAnIntset(t *testing.T) {
 		h.do("SADD", "set1", strconv.Itoa(i))
 		h.do("SADD", "set2", strconv.Itoa(i))
 	}
-	h.expectEncoding("set1", "hashtable")
+	h.expectSetEncoding("set1", "hashtable")
 	h.expect("SINTERSTORE setres set1 set2", n(129))
-	h.expectEncoding("setres", "intset")
-	expectList(t, "result", h.members("setres"), seq(1, 130)...)
+	h.expectSetEncoding("setres", "intset")
+	expectMembers(t, "result", h.smembers("setres"), setSeq(1, 130)...)
 
 	// SUNION of a hashtable and a listpack holding the same strings.
 	union := []string{"abcdefghijklmnopqrstuvwxyz1234567890", "a", "b", "c", "1", "2", "3"}
 	h.createSet("set1", union...)
 	h.createSet("set2", "a", "b", "c")
 	h.ks.Limits.SetMaxListpackValue = 32
-	h.expectEncoding("set1", "hashtable")
-	expectList(t, "SUNION", h.list("SUNION", "set1", "set2"), union...)
+	h.expectSetEncoding("set1", "hashtable")
+	expectMembers(t, "SUNION", h.sList("SUNION", "set1", "set2"), union...)
 
 	// Same integers, different encodings.
 	h.do("DEL", "set1", "set2")
 	h.do("SADD", "set1", "1", "2", "3")
 	h.do("SADD", "set2", "1", "2", "3", "a")
 	h.do("SREM", "set2", "a")
-	h.expectEncoding("set2", "listpack")
-	expectList(t, "SINTER", h.list("SINTER", "set1", "set2"), "1", "2", "3")
+	h.expectSetEncoding("set2", "listpack")
+	expectMembers(t, "SINTER", h.sList("SINTER", "set1", "set2"), "1", "2", "3")
 }
 
 func TestSetAlgebraWrongTypesAndMissingKeys(t *testing.T) {
@@ -161,34 +161,34 @@ func TestSetAlgebraWrongTypesAndMissingKeys(t *testing.T) {
 		"TTL setres", n(-1),
 		"TYPE setres", "set",
 	)
-	expectList(t, "SUNION", h.list("SUNION", "set1", "set2", "set3x"), "a", "b", "c", "d")
+	expectMembers(t, "SUNION", h.sList("SUNION", "set1", "set2", "set3x"), "a", "b", "c", "d")
 }
 
 func setupMove(h *harness) {
 	h.do("DEL", "myset3", "myset4")
 	h.createSet("myset1", "1", "a", "b")
 	h.createSet("myset2", "2", "3", "4")
-	h.expectEncoding("myset1", "listpack")
-	h.expectEncoding("myset2", "intset")
+	h.expectSetEncoding("myset1", "listpack")
+	h.expectSetEncoding("myset2", "intset")
 }
 
 func TestSMove(t *testing.T) {
 	h := newSetHarness(t)
 	setupMove(h)
 	h.expect("SMOVE myset1 myset2 a", n(1))
-	expectList(t, "src", h.members("myset1"), "1", "b")
-	expectList(t, "dst", h.members("myset2"), "2", "3", "4", "a")
-	h.expectEncoding("myset2", "listpack")
+	expectMembers(t, "src", h.smembers("myset1"), "1", "b")
+	expectMembers(t, "dst", h.smembers("myset2"), "2", "3", "4", "a")
+	h.expectSetEncoding("myset2", "listpack")
 
 	setupMove(h)
 	h.expect("SMOVE myset1 myset2 1", n(1))
-	expectList(t, "dst", h.members("myset2"), "1", "2", "3", "4")
-	h.expectEncoding("myset2", "intset")
+	expectMembers(t, "dst", h.smembers("myset2"), "1", "2", "3", "4")
+	h.expectSetEncoding("myset2", "intset")
 
 	setupMove(h)
 	h.expect("SMOVE myset2 myset1 2", n(1))
-	expectList(t, "dst", h.members("myset1"), "1", "2", "a", "b")
-	expectList(t, "src", h.members("myset2"), "3", "4")
+	expectMembers(t, "dst", h.smembers("myset1"), "1", "2", "a", "b")
+	expectMembers(t, "src", h.smembers("myset2"), "3", "4")
 
 	setupMove(h)
 	h.script(
@@ -197,10 +197,10 @@ func TestSMove(t *testing.T) {
 		"SMOVE noset myset2 foo", n(0),
 		"SMOVE myset1 myset3 a", n(1),
 	)
-	h.expectEncoding("myset3", "listpack")
-	expectList(t, "new dst", h.members("myset3"), "a")
+	h.expectSetEncoding("myset3", "listpack")
+	expectMembers(t, "new dst", h.smembers("myset3"), "a")
 	h.expect("SMOVE myset2 myset4 2", n(1))
-	h.expectEncoding("myset4", "intset")
+	h.expectSetEncoding("myset4", "intset")
 
 	h.script(
 		"SET x 10", "OK",

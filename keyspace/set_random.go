@@ -12,7 +12,7 @@ import (
 
 const (
 	errSRandRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
-	errPositive   = "ERR value is out of range, must be positive"
+	errSPopCount   = "ERR value is out of range, must be positive"
 )
 
 // SRANDMEMBER key [count]
@@ -137,7 +137,7 @@ func cmdSPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 func spopCount(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	count, ok := parseInt(args[2])
 	if !ok || count < 0 { // Redis's getPositiveLong: one error for both
-		w.Error(errPositive)
+		w.Error(errSPopCount)
 		return
 	}
 	key := args[1]

@@ -26,7 +26,7 @@ func newSetHarness(t testing.TB) *harness {
 
 // list runs a command whose reply is an array of bulk strings and returns
 // the strings sorted.
-func (h *harness) list(args ...string) []string {
+func (h *harness) sList(args ...string) []string {
 	h.t.Helper()
 	r := h.do(args...)
 	if !strings.HasPrefix(r, "[") {
@@ -45,7 +45,7 @@ func (h *harness) list(args ...string) []string {
 }
 
 // members returns the sorted members of key.
-func (h *harness) members(key string) []string { return h.list("SMEMBERS", key) }
+func (h *harness) smembers(key string) []string { return h.sList("SMEMBERS", key) }
 
 func (h *harness) createSet(key string, members ...string) {
 	h.t.Helper()
@@ -55,14 +55,14 @@ func (h *harness) createSet(key string, members ...string) {
 	}
 }
 
-func (h *harness) expectEncoding(key, enc string) {
+func (h *harness) expectSetEncoding(key, enc string) {
 	h.t.Helper()
 	if got := h.do("OBJECT", "ENCODING", key); got != q(enc) {
 		h.t.Errorf("encoding of %s: %s, want %s", key, got, enc)
 	}
 }
 
-func expectList(t *testing.T, what string, got []string, want ...string) {
+func expectMembers(t *testing.T, what string, got []string, want ...string) {
 	t.Helper()
 	slices.Sort(want)
 	if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
@@ -70,7 +70,7 @@ func expectList(t *testing.T, what string, got []string, want ...string) {
 	}
 }
 
-func seq(from, to int) []string {
+func setSeq(from, to int) []string {
 	var out []string
 	for i := from; i < to; i++ {
 		out = append(out, strconv.Itoa(i))
@@ -94,7 +94,7 @@ func TestSetBasics(t *testing.T) {
 			h := newSetHarness(t)
 			elems := initElems(typ)
 			h.createSet("myset", elems...)
-			h.expectEncoding("myset", typ)
+			h.expectSetEncoding("myset", typ)
 			h.script(
 				"SADD myset bar", n(1),
 				"SADD myset bar", n(0),
@@ -108,13 +108,13 @@ func TestSetBasics(t *testing.T) {
 				"SMISMEMBER myset bla foo", "[(integer) 0 (integer) 1]",
 				"SMISMEMBER myset bla", "[(integer) 0]",
 			)
-			expectList(t, "SMEMBERS", h.members("myset"), append(elems, "bar")...)
+			expectMembers(t, "SMEMBERS", h.smembers("myset"), append(elems, "bar")...)
 		})
 	}
 	t.Run("intset", func(t *testing.T) {
 		h := newSetHarness(t)
 		h.createSet("myset", "17")
-		h.expectEncoding("myset", "intset")
+		h.expectSetEncoding("myset", "intset")
 		h.script(
 			"SADD myset 16", n(1),
 			"SADD myset 16", n(0),
@@ -155,32 +155,32 @@ func TestSetEncodingConversions(t *testing.T) {
 	h := newSetHarness(t)
 	// SADD a non-integer against a small intset / a large intset.
 	h.createSet("myset", "1", "2", "3")
-	h.expectEncoding("myset", "intset")
+	h.expectSetEncoding("myset", "intset")
 	h.expect("SADD myset a", n(1))
-	h.expectEncoding("myset", "listpack")
-	h.createSet("myset", seq(0, 130)...)
-	h.expectEncoding("myset", "intset")
+	h.expectSetEncoding("myset", "listpack")
+	h.createSet("myset", setSeq(0, 130)...)
+	h.expectSetEncoding("myset", "intset")
 	h.expect("SADD myset a", n(1))
-	h.expectEncoding("myset", "hashtable")
+	h.expectSetEncoding("myset", "hashtable")
 	// An integer larger than 64 bits.
 	h.createSet("myset", "213244124402402314402033402")
-	h.expectEncoding("myset", "listpack")
+	h.expectSetEncoding("myset", "listpack")
 	h.expect("SISMEMBER myset 213244124402402314402033402", n(1))
-	h.createSet("myset", seq(0, 130)...)
+	h.createSet("myset", setSeq(0, 130)...)
 	h.expect("SADD myset 213244124402402314402033402", n(1))
-	h.expectEncoding("myset", "hashtable")
+	h.expectSetEncoding("myset", "hashtable")
 	h.expect("SMISMEMBER myset 213244124402402314402033402", "[(integer) 1]")
 	// A value past set-max-listpack-value.
 	h.createSet("myset", "a")
 	h.expectArgs(n(1), "SADD", "myset", strings.Repeat("x", 32))
-	h.expectEncoding("myset", "listpack")
+	h.expectSetEncoding("myset", "listpack")
 	h.expectArgs(n(1), "SADD", "myset", strings.Repeat("x", 33))
-	h.expectEncoding("myset", "hashtable")
+	h.expectSetEncoding("myset", "hashtable")
 	// An intset whose integers are longer than the listpack value limit.
 	h.ks.Limits.SetMaxListpackValue = 3
 	h.createSet("myset", "1234")
 	h.expect("SADD myset a", n(1))
-	h.expectEncoding("myset", "hashtable")
+	h.expectSetEncoding("myset", "hashtable")
 	h.ks.Limits.SetMaxListpackValue = 32
 
 	for _, mode := range []string{"single", "multiple", "single_multiple"} {
@@ -200,17 +200,17 @@ func TestSetEncodingConversions(t *testing.T) {
 					h.do(append([]string{"SADD", "myset", first}, rest...)...)
 				}
 			}
-			add("0", seq(1, 512))
-			h.expectEncoding("myset", "intset")
+			add("0", setSeq(1, 512))
+			h.expectSetEncoding("myset", "intset")
 			h.expect("SCARD myset", n(512))
 			h.expect("SADD myset 512", n(1))
-			h.expectEncoding("myset", "hashtable")
+			h.expectSetEncoding("myset", "hashtable")
 
-			add("a", seq(0, 127))
-			h.expectEncoding("myset", "listpack")
+			add("a", setSeq(0, 127))
+			h.expectSetEncoding("myset", "listpack")
 			h.expect("SCARD myset", n(128))
 			h.expect("SADD myset b", n(1))
-			h.expectEncoding("myset", "hashtable")
+			h.expectSetEncoding("myset", "hashtable")
 		})
 	}
 
@@ -218,18 +218,18 @@ func TestSetEncodingConversions(t *testing.T) {
 	// most are already there (setTypeMaybeConvert).
 	h.createSet("myset", "a", "b")
 	h.do(append([]string{"SADD", "myset"}, slices.Repeat([]string{"a"}, 129)...)...)
-	h.expectEncoding("myset", "hashtable")
+	h.expectSetEncoding("myset", "hashtable")
 	// The limits are read as values are written (CONFIG SET).
 	h.ks.Limits.SetMaxIntsetEntries = 4
 	h.createSet("small", "1", "2", "3", "4")
-	h.expectEncoding("small", "intset")
+	h.expectSetEncoding("small", "intset")
 	h.expect("SADD small 5", n(1))
-	h.expectEncoding("small", "hashtable")
+	h.expectSetEncoding("small", "hashtable")
 	h.ks.Limits.SetMaxListpackEntries = 2
 	h.createSet("lp", "a", "b")
-	h.expectEncoding("lp", "listpack")
+	h.expectSetEncoding("lp", "listpack")
 	h.expect("SADD lp c", n(1))
-	h.expectEncoding("lp", "hashtable")
+	h.expectSetEncoding("lp", "hashtable")
 }
 
 func TestSetVariadicAddAndRemove(t *testing.T) {
@@ -238,18 +238,18 @@ func TestSetVariadicAddAndRemove(t *testing.T) {
 		"SADD myset a b c", n(3),
 		"SADD myset A a b c B", n(2),
 	)
-	expectList(t, "SMEMBERS", h.members("myset"), "A", "a", "b", "c", "B")
+	expectMembers(t, "SMEMBERS", h.smembers("myset"), "A", "a", "b", "c", "B")
 	for _, typ := range []string{"listpack", "hashtable"} {
 		elems := initElems(typ)
 		h.createSet("myset", elems...)
 		h.do("SADD", "myset", "ciao")
-		h.expectEncoding("myset", typ)
+		h.expectSetEncoding("myset", typ)
 		h.expect("SREM myset qux", n(0))
 		h.expect("SREM myset ciao", n(1))
-		expectList(t, "SREM "+typ, h.members("myset"), elems...)
+		expectMembers(t, "SREM "+typ, h.smembers("myset"), elems...)
 	}
 	h.createSet("myset", "3", "4", "5")
-	h.expectEncoding("myset", "intset")
+	h.expectSetEncoding("myset", "intset")
 	h.script(
 		"SREM myset 6", n(0),
 		"SREM myset 4", n(1),
@@ -288,20 +288,20 @@ func TestSInterCardArguments(t *testing.T) {
 		"SINTERCARD 1 non-existing-key limit 0", n(0),
 		"SINTERCARD 1 non-existing-key limit 10", n(0),
 	)
-	if got := sinterCardKeys(bytesArgs("SINTERCARD", "2", "a", "b", "LIMIT", "1"), nil); !slices.Equal(got, []int{2, 3}) {
+	if got := sinterCardKeys(setArgs("SINTERCARD", "2", "a", "b", "LIMIT", "1"), nil); !slices.Equal(got, []int{2, 3}) {
 		t.Errorf("key positions %v", got)
 	}
 	for _, bad := range [][]string{{"SINTERCARD"}, {"SINTERCARD", "x", "a"}, {"SINTERCARD", "0", "a"}} {
-		if got := sinterCardKeys(bytesArgs(bad...), nil); len(got) != 0 {
+		if got := sinterCardKeys(setArgs(bad...), nil); len(got) != 0 {
 			t.Errorf("%q: key positions %v", bad, got)
 		}
 	}
-	if got := sinterCardKeys(bytesArgs("SINTERCARD", "5", "a"), nil); !slices.Equal(got, []int{2}) {
+	if got := sinterCardKeys(setArgs("SINTERCARD", "5", "a"), nil); !slices.Equal(got, []int{2}) {
 		t.Errorf("numkeys past the arguments: %v", got)
 	}
 }
 
-func bytesArgs(args ...string) [][]byte {
+func setArgs(args ...string) [][]byte {
 	out := make([][]byte, len(args))
 	for i, a := range args {
 		out[i] = []byte(a)
