@@ -18,12 +18,12 @@ import "unsafe"
 // holds only the members added): the members are the same.
 
 var (
-	fSetWDeny = []string{"write", "denyoom"}
+	fSetWDeny  = []string{"write", "denyoom"}
 	cSetRead   = []string{"@read", "@set", "@fast"}
 	cSetReadS  = []string{"@read", "@set", "@slow"}
 	cSetWrite  = []string{"@write", "@set", "@fast"}
 	cSetWriteS = []string{"@write", "@set", "@slow"}
-	tSetOrder     = []string{"nondeterministic_output_order"}
+	tSetOrder  = []string{"nondeterministic_output_order"}
 )
 
 // setSpecs are the set commands.

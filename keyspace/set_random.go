@@ -12,7 +12,7 @@ import (
 
 const (
 	errSRandRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
-	errSPopCount   = "ERR value is out of range, must be positive"
+	errSPopCount  = "ERR value is out of range, must be positive"
 )
 
 // SRANDMEMBER key [count]
