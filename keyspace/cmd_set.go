@@ -18,7 +18,6 @@ import "unsafe"
 // holds only the members added): the members are the same.
 
 var (
-	fSetWDeny  = []string{"write", "denyoom"}
 	cSetRead   = []string{"@read", "@set", "@fast"}
 	cSetReadS  = []string{"@read", "@set", "@slow"}
 	cSetWrite  = []string{"@write", "@set", "@fast"}
@@ -39,11 +38,11 @@ var setSpecs = []*CommandSpec{
 	{Name: "smove", Arity: 4, Flags: fWFast, FirstKey: 1, LastKey: 2, Step: 1, ACLCategories: cSetWrite, run: cmdSMove},
 	{Name: "sinter", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetReadS, Tips: tSetOrder, run: cmdSInter},
 	{Name: "sintercard", Arity: -3, Flags: []string{"readonly", "movablekeys"}, ACLCategories: cSetReadS, MovableKeys: sinterCardKeys, run: cmdSInterCard},
-	{Name: "sinterstore", Arity: -3, Flags: fSetWDeny, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetWriteS, run: cmdSInterStore},
+	{Name: "sinterstore", Arity: -3, Flags: fWDeny, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetWriteS, run: cmdSInterStore},
 	{Name: "sunion", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetReadS, Tips: tSetOrder, run: cmdSUnion},
-	{Name: "sunionstore", Arity: -3, Flags: fSetWDeny, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetWriteS, run: cmdSUnionStore},
+	{Name: "sunionstore", Arity: -3, Flags: fWDeny, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetWriteS, run: cmdSUnionStore},
 	{Name: "sdiff", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetReadS, Tips: tSetOrder, run: cmdSDiff},
-	{Name: "sdiffstore", Arity: -3, Flags: fSetWDeny, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetWriteS, run: cmdSDiffStore},
+	{Name: "sdiffstore", Arity: -3, Flags: fWDeny, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetWriteS, run: cmdSDiffStore},
 	{Name: "sscan", Arity: -3, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetReadS, Tips: tNondet, run: cmdSScan},
 }
 
