@@ -110,9 +110,18 @@ func lpEntry(b []byte, off int) ([]byte, int) {
 	return b[start : start+int(l)], start + int(l)
 }
 
-// lpFind returns the offset of member m, or -1.
+// lpFind returns the offset of member m, or -1. Members shorter than 128
+// bytes, whose length is one byte, are skipped by that byte alone.
 func lpFind(b []byte, m []byte) int {
 	for off := lpHdr; off < len(b); {
+		if l := b[off]; l < 0x80 {
+			start := off + 1
+			if int(l) == len(m) && string(b[start:start+int(l)]) == string(m) {
+				return off
+			}
+			off = start + int(l)
+			continue
+		}
 		e, next := lpEntry(b, off)
 		if string(e) == string(m) {
 			return off

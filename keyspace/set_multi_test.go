@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"testing"
@@ -216,4 +217,30 @@ func TestSMove(t *testing.T) {
 		"EXISTS one", n(0),
 		"SMEMBERS other", `["m"]`,
 	)
+}
+
+// TestSDiffFuzzing is set.tcl's "SDIFF fuzzing": random sets, SDIFF of
+// all of them against the difference computed here.
+func TestSDiffFuzzing(t *testing.T) {
+	h := newSetHarness(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100 {
+		want := map[string]bool{}
+		var keys []string
+		for i := range 1 + rng.IntN(10) {
+			k := "set_" + strconv.Itoa(i)
+			h.do("DEL", k)
+			keys = append(keys, k)
+			for range rng.IntN(100) {
+				m := randomSetMember(rng)
+				h.do("SADD", k, m)
+				if i == 0 {
+					want[m] = true
+				} else {
+					delete(want, m)
+				}
+			}
+		}
+		expectMembers(t, "SDIFF", h.sList(append([]string{"SDIFF"}, keys...)...), setModelMembers(want)...)
+	}
 }
