@@ -181,7 +181,6 @@ func (ks *Keyspace) listMove(c *Client, sl *slot[entry], h uint64, src, dst []by
 }
 
 var (
-	kwOpCmd = []byte("CMD")
 	kwLeft  = []byte("LEFT")
 	kwRight = []byte("RIGHT")
 )

@@ -226,4 +226,5 @@ var (
 	kwPXAT    = []byte("PXAT")
 	kwOpDel   = []byte("DEL")
 	kwOpPut   = []byte("PUT")
+	kwOpCmd   = []byte("CMD")
 )
