@@ -1,4 +1,372 @@
 package keyspace
 
+import (
+	"math"
+	"slices"
+)
+
+// Bitmap commands on strings (Redis's bitops.c): SETBIT, GETBIT, BITCOUNT,
+// BITPOS, BITOP here, BITFIELD and BITFIELD_RO in bitfield.go. A bitmap is
+// a string; bit 0 is the most significant bit of its first byte. SETBIT
+// and BITFIELD change the string in place, grown with zero bytes as far as
+// the highest bit they write, like SETRANGE; the integer form is read as
+// its decimal digits, as everywhere.
+//
+// Journal forms (journal.go's rules):
+//
+//	SETBIT that changed a bit or grew the string   SETBIT k <offset> <0|1>
+//	BITFIELD with writes                           BITFIELD k OVERFLOW WRAP SET <type> <offset> <value> ...
+//	BITOP op dst src...                            MOOND.APPLY PUT <db> dst 0 <result> 0, or DEL dst
+//	                                               for an empty result over an existing dst
+//
+// SETBIT and BITFIELD log the change, not the value. BITOP reads keys it
+// does not write, so it logs the value it stored.
+
+var (
+	cBitReadFast  = []string{"@read", "@bitmap", "@fast"}
+	cBitReadSlow  = []string{"@read", "@bitmap", "@slow"}
+	cBitWriteSlow = []string{"@write", "@bitmap", "@slow"}
+)
+
 // bitmapSpecs are the bitmap commands on strings.
-var bitmapSpecs = []*CommandSpec{}
+var bitmapSpecs = []*CommandSpec{
+	{Name: "setbit", Arity: 4, Flags: fWDeny, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cBitWriteSlow, run: cmdSetBit},
+	{Name: "getbit", Arity: 3, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cBitReadFast, run: cmdGetBit},
+	{Name: "bitcount", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cBitReadSlow, run: cmdBitCount},
+	{Name: "bitpos", Arity: -3, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cBitReadSlow, run: cmdBitPos},
+	{Name: "bitop", Arity: -4, Flags: fWDeny, FirstKey: 2, LastKey: -1, Step: 1, ACLCategories: cBitWriteSlow, run: cmdBitOp},
+	{Name: "bitfield", Arity: -2, Flags: fWDeny, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cBitWriteSlow, run: cmdBitField},
+	{Name: "bitfield_ro", Arity: -2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cBitReadFast, run: cmdBitFieldRO},
+}
+
+const (
+	errBitOffset = "ERR bit offset is not an integer or out of range"
+	errBitValue  = "ERR bit is not an integer or out of range"
+)
+
+// maxBitOffset bounds every bit offset, even while Loading: a field of up
+// to 64 bits past it still has an end that fits an int64.
+const maxBitOffset = math.MaxInt64 - 64
+
+// bitOffset parses a bit offset as Redis's getBitOffsetFromArgument: a
+// non-negative integer whose byte lies within proto-max-bulk-len (not
+// checked while Loading, see tooLong); with bits > 0 (BITFIELD) the form
+// #n means n*bits.
+func (ks *Keyspace) bitOffset(arg []byte, bits int) (int64, bool) {
+	hash := bits > 0 && len(arg) > 0 && arg[0] == '#'
+	if hash {
+		arg = arg[1:]
+	}
+	off, ok := parseInt(arg)
+	if !ok || off < 0 {
+		return 0, false
+	}
+	if hash {
+		if off > maxBitOffset/int64(bits) {
+			return 0, false
+		}
+		off *= int64(bits)
+	}
+	if off > maxBitOffset || !ks.Loading && off>>3 >= ks.MaxBulkLen {
+		return 0, false
+	}
+	return off, true
+}
+
+// stringBytes returns the bytes of a string value without allocating: an
+// integer's digits go to ks.scratch. They are valid until the next use of
+// the scratch and must not be modified.
+func (ks *Keyspace) stringBytes(v value) []byte {
+	if v.isInt() {
+		ks.scratch = v.appendTo(ks.scratch[:0])
+		return ks.scratch
+	}
+	return v.bytes()
+}
+
+// bitBuffer returns the string in sl as a mutable buffer of at least n
+// bytes, zero-padded as Redis's sdsgrowzero does, for a write in place. The
+// key is marked dirty.
+func (ks *Keyspace) bitBuffer(d *db, sl *slot[entry], n int64) []byte {
+	b := ks.mutableString(d, sl)
+	if old := len(*b); int64(old) < n {
+		oldCap := cap(*b)
+		*b = slices.Grow(*b, int(n)-old)[:n]
+		clear((*b)[old:])
+		d.dataBytes += allocSize(int64(cap(*b))) - allocSize(int64(oldCap))
+	}
+	return *b
+}
+
+// SETBIT key offset 0|1
+func cmdSetBit(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
+	key := args[1]
+	off, ok := ks.bitOffset(args[2], 0)
+	if !ok {
+		w.Error(errBitOffset)
+		return
+	}
+	on, ok := parseInt(args[3])
+	if !ok || on&^1 != 0 {
+		w.Error(errBitValue)
+		return
+	}
+	byteIdx, mask := off>>3, byte(0x80)>>(off&7)
+	d := ks.db(c)
+	sl, h := ks.lookupWrite(c, key)
+	old := int64(0)
+	switch {
+	case sl == nil:
+		b := make([]byte, byteIdx+1)
+		if on == 1 {
+			b[byteIdx] = mask
+		}
+		ks.setKey(d, h, nil, key, bufValue(b), false)
+	case sl.v.kind() != KindString:
+		w.Error(errWrongType)
+		return
+	default:
+		p := ks.stringBytes(sl.v.value)
+		grows := byteIdx >= int64(len(p))
+		if !grows && p[byteIdx]&mask != 0 {
+			old = 1
+		}
+		if !grows && old == on {
+			w.Int(old) // nothing changed: nothing dirty, nothing logged
+			return
+		}
+		b := ks.bitBuffer(d, sl, byteIdx+1)
+		b[byteIdx] = b[byteIdx]&^mask | byte(on)*mask
+	}
+	w.Int(old)
+	if ks.journaling() {
+		ks.jstart("SETBIT")
+		ks.jadd(key)
+		ks.jint(off)
+		ks.jint(on)
+		ks.jend(c.DB)
+	}
+}
+
+// GETBIT key offset
+func cmdGetBit(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
+	off, ok := ks.bitOffset(args[2], 0)
+	if !ok {
+		w.Error(errBitOffset)
+		return
+	}
+	sl, _ := ks.lookupRead(c, args[1])
+	if sl == nil {
+		w.Int(0)
+		return
+	}
+	if sl.v.kind() != KindString {
+		w.Error(errWrongType)
+		return
+	}
+	p := ks.stringBytes(sl.v.value)
+	if byteIdx := off >> 3; byteIdx < int64(len(p)) && p[byteIdx]&(0x80>>(off&7)) != 0 {
+		w.Int(1)
+		return
+	}
+	w.Int(0)
+}
+
+// bitUnit parses the BYTE|BIT argument of BITCOUNT and BITPOS: true for
+// BIT.
+func bitUnit(arg []byte) (isBit, ok bool) {
+	switch {
+	case equalFold(arg, "bit"):
+		return true, true
+	case equalFold(arg, "byte"):
+		return false, true
+	}
+	return false, false
+}
+
+// bitRange turns a start..end range in bytes or bits (negative counting
+// from the end) over a string of n bytes into the inclusive bit range it
+// covers, as Redis clamps it; ok is false when the range is empty.
+func bitRange(start, end, n int64, isBit bool) (first, last int64, ok bool) {
+	total := n
+	if isBit {
+		total = n << 3
+	}
+	if start < 0 {
+		start += total
+	}
+	if end < 0 {
+		end += total
+	}
+	start, end = max(start, 0), max(end, 0)
+	end = min(end, total-1)
+	if start > end {
+		return 0, 0, false
+	}
+	if isBit {
+		return start, end, true
+	}
+	return start << 3, end<<3 + 7, true
+}
+
+// BITCOUNT key [start end [BYTE|BIT]]
+func cmdBitCount(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
+	sl, _ := ks.lookupRead(c, args[1])
+	if sl == nil {
+		w.Int(0) // Redis 7.0 answers a missing key before it reads the range
+		return
+	}
+	if sl.v.kind() != KindString {
+		w.Error(errWrongType)
+		return
+	}
+	p := ks.stringBytes(sl.v.value)
+	start, end, isBit := int64(0), int64(-1), false
+	switch len(args) {
+	case 2:
+	case 4, 5:
+		var ok1, ok2 bool
+		start, ok1 = parseInt(args[2])
+		end, ok2 = parseInt(args[3])
+		if !ok1 || !ok2 {
+			w.Error(errNotInteger)
+			return
+		}
+		if len(args) == 5 {
+			var ok bool
+			if isBit, ok = bitUnit(args[4]); !ok {
+				w.Error(errSyntax)
+				return
+			}
+		}
+	default:
+		w.Error(errSyntax)
+		return
+	}
+	first, last, ok := bitRange(start, end, int64(len(p)), isBit)
+	if !ok {
+		w.Int(0)
+		return
+	}
+	w.Int(countRange(p, first, last))
+}
+
+// BITPOS key bit [start [end [BYTE|BIT]]]
+//
+// Past the end of the string the bits are clear: looking for a clear bit
+// in a string of set bits finds the first bit after it, unless the
+// command gave an end, which bounds the search (-1 then).
+func cmdBitPos(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
+	bit, ok := parseInt(args[2])
+	if !ok {
+		w.Error(errNotInteger)
+		return
+	}
+	if bit != 0 && bit != 1 {
+		w.Error("ERR The bit argument must be 1 or 0.")
+		return
+	}
+	sl, _ := ks.lookupRead(c, args[1])
+	if sl == nil {
+		w.Int(-bit) // an endless run of clear bits: 0 finds 0, 1 finds none
+		return
+	}
+	if sl.v.kind() != KindString {
+		w.Error(errWrongType)
+		return
+	}
+	p := ks.stringBytes(sl.v.value)
+	start, end, isBit, endGiven := int64(0), int64(-1), false, false
+	switch len(args) {
+	case 3:
+	case 4, 5, 6:
+		if start, ok = parseInt(args[3]); !ok {
+			w.Error(errNotInteger)
+			return
+		}
+		if len(args) == 6 {
+			if isBit, ok = bitUnit(args[5]); !ok {
+				w.Error(errSyntax)
+				return
+			}
+		}
+		if len(args) >= 5 {
+			if end, ok = parseInt(args[4]); !ok {
+				w.Error(errNotInteger)
+				return
+			}
+			endGiven = true
+		}
+	default:
+		w.Error(errSyntax)
+		return
+	}
+	first, last, ok := bitRange(start, end, int64(len(p)), isBit)
+	if !ok {
+		w.Int(-1) // an empty range holds neither a 0 nor a 1
+		return
+	}
+	pos := findBit(p, first, last, byte(bit))
+	if pos < 0 && bit == 0 && !endGiven {
+		pos = last + 1
+	}
+	w.Int(pos)
+}
+
+// BITOP AND|OR|XOR|NOT destkey key [key ...]
+func cmdBitOp(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
+	var op int
+	switch name := args[1]; {
+	case equalFold(name, "and"):
+		op = bitAnd
+	case equalFold(name, "or"):
+		op = bitOr
+	case equalFold(name, "xor"):
+		op = bitXor
+	case equalFold(name, "not"):
+		op = bitNot
+	default:
+		w.Error(errSyntax)
+		return
+	}
+	if op == bitNot && len(args) != 4 {
+		w.Error("ERR BITOP NOT must be called with a single source key.")
+		return
+	}
+	srcs := make([][]byte, len(args)-3)
+	for i, key := range args[3:] {
+		sl, _ := ks.lookupRead(c, key)
+		switch {
+		case sl == nil:
+		case sl.v.kind() != KindString:
+			w.Error(errWrongType)
+			return
+		case sl.v.isInt():
+			srcs[i] = sl.v.appendTo(nil)
+		default:
+			// The bytes stay valid: nothing changes a string in place
+			// before the result is computed.
+			srcs[i] = sl.v.bytes()
+		}
+	}
+	res := bitop(op, srcs)
+	dest := args[2]
+	d := ks.db(c)
+	sl, h := ks.lookupWrite(c, dest)
+	if len(res) == 0 {
+		if sl != nil {
+			ks.deleteKey(d, h, dest)
+			ks.journal(c.DB, "DEL", dest)
+		}
+		w.Int(0)
+		return
+	}
+	v := bufValue(res)
+	ks.setKey(d, h, sl, dest, v, false)
+	if ks.journaling() {
+		ks.jstart(applyName)
+		ks.jput(c.DB, dest, v, 0)
+		ks.jend(c.DB)
+	}
+	w.Int(int64(len(res)))
+}

@@ -27,7 +27,7 @@ func TestLookupIgnoresCaseAndDoesNotAllocate(t *testing.T) {
 // that fit the arity, flags and categories from the known sets.
 func TestCommandTableIsConsistent(t *testing.T) {
 	flags := []string{"write", "readonly", "denyoom", "fast", "loading", "stale"}
-	cats := []string{"@keyspace", "@read", "@write", "@string", "@fast", "@slow", "@dangerous"}
+	cats := []string{"@keyspace", "@read", "@write", "@string", "@bitmap", "@fast", "@slow", "@dangerous"}
 	var check func(s *CommandSpec)
 	check = func(s *CommandSpec) {
 		if s.run == nil && s.Subcommands == nil {
