@@ -452,3 +452,30 @@ func modelBitOp(op string, vecs []string) string {
 	}
 	return string(out)
 }
+
+// TestBitOpReusesTheDestination: a BITOP into a key that holds a mutable
+// string of a fitting capacity computes into its memory, allocating
+// nothing; a COPY made before keeps the old value, the TTL goes, and a
+// destination that is also a source is not overwritten while it is read.
+func TestBitOpReusesTheDestination(t *testing.T) {
+	h := newHarness(t)
+	a, b := strings.Repeat("\x0f", 100), strings.Repeat("\x3c", 90)
+	h.do("SET", "a", a)
+	h.do("SET", "b", b)
+	h.script("BITOP OR d a b", n(100), "COPY d d2", n(1), "EXPIRE d 100", n(1), "BITOP AND d a b", n(100), "TTL d", n(-1))
+	h.expectArgs(q(modelBitOp("or", []string{a, b})), "GET", "d2")
+	h.expectArgs(q(modelBitOp("and", []string{a, b})), "GET", "d")
+	h.script("BITOP XOR d d a", n(100))
+	h.expectArgs(q(modelBitOp("xor", []string{modelBitOp("and", []string{a, b}), a})), "GET", "d")
+	h.script("BITOP NOT d b", n(90))
+	h.expectArgs(q(modelBitOp("not", []string{b})), "GET", "d")
+
+	args := [][]byte{[]byte("BITOP"), []byte("XOR"), []byte("d"), []byte("a"), []byte("b")}
+	if allocs := testing.AllocsPerRun(100, func() {
+		h.w.Reset()
+		h.ks.Exec(&h.c, args, &h.w)
+	}); allocs > 0 {
+		t.Errorf("a BITOP into a reusable destination allocates %.1f times", allocs)
+	}
+	h.expectArgs(q(modelBitOp("xor", []string{a, b})), "GET", "d")
+}

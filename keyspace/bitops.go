@@ -106,72 +106,85 @@ const (
 	bitNot
 )
 
-// bitop computes BITOP op over srcs (a missing key is an empty string;
-// shorter strings are padded with zero bytes) into a new string as long as
-// the longest source. NOT takes exactly one source.
-func bitop(op int, srcs [][]byte) []byte {
-	maxLen, minLen := 0, len(srcs[0])
+// bitopLen is the length of BITOP's result over srcs: the longest's.
+func bitopLen(srcs [][]byte) int {
+	n := 0
 	for _, s := range srcs {
-		maxLen, minLen = max(maxLen, len(s)), min(minLen, len(s))
+		n = max(n, len(s))
 	}
-	if maxLen == 0 {
-		return nil
+	return n
+}
+
+// bitopInto computes BITOP op over srcs into res, of bitopLen(srcs)
+// bytes, whatever res held before: a missing key is an empty string, and
+// shorter strings are padded with zero bytes. NOT takes exactly one
+// source. res must not overlap a source.
+func bitopInto(op int, srcs [][]byte, res []byte) {
+	minLen := len(srcs[0])
+	for _, s := range srcs {
+		minLen = min(minLen, len(s))
 	}
-	res := make([]byte, maxLen)
 	switch op {
 	case bitNot:
 		notInto(res, srcs[0])
 	case bitAnd:
 		// Past the shortest source every byte is ANDed with a zero pad.
-		copy(res[:minLen], srcs[0])
+		copy(res, srcs[0][:minLen])
+		clear(res[minLen:])
 		for _, s := range srcs[1:] {
 			combineInto(res[:minLen], s, bitAnd)
 		}
 	default:
-		for _, s := range srcs {
+		// OR and XOR start from the first source, zero-padded.
+		n := copy(res, srcs[0])
+		clear(res[n:])
+		for _, s := range srcs[1:] {
 			combineInto(res[:len(s)], s, op)
 		}
 	}
-	return res
 }
 
 // notInto stores the complement of src in dst (as long as src).
 func notInto(dst, src []byte) {
-	i := 0
-	for ; i+8 <= len(src); i += 8 {
-		binary.LittleEndian.PutUint64(dst[i:], ^binary.LittleEndian.Uint64(src[i:]))
+	le := binary.LittleEndian
+	for len(dst) >= 8 && len(src) >= 8 {
+		le.PutUint64(dst, ^le.Uint64(src))
+		dst, src = dst[8:], src[8:]
 	}
-	for ; i < len(src); i++ {
+	for i := range src {
 		dst[i] = ^src[i]
 	}
 }
 
 // combineInto applies dst = dst op src (AND, OR or XOR) over len(dst)
 // bytes, src being at least as long. Each operation has its own loop, so
-// that the word loop does one operation and no branch.
+// that the word loop does one operation and no branch; the loops consume
+// both slices from the front, which spares the bounds checks.
 func combineInto(dst, src []byte, op int) {
-	src = src[:len(dst)]
-	n := len(dst) &^ 7
+	le := binary.LittleEndian
 	switch op {
 	case bitAnd:
-		for i := 0; i < n; i += 8 {
-			binary.LittleEndian.PutUint64(dst[i:], binary.LittleEndian.Uint64(dst[i:])&binary.LittleEndian.Uint64(src[i:]))
+		for len(dst) >= 8 && len(src) >= 8 {
+			le.PutUint64(dst, le.Uint64(dst)&le.Uint64(src))
+			dst, src = dst[8:], src[8:]
 		}
-		for i := n; i < len(dst); i++ {
+		for i := range dst {
 			dst[i] &= src[i]
 		}
 	case bitOr:
-		for i := 0; i < n; i += 8 {
-			binary.LittleEndian.PutUint64(dst[i:], binary.LittleEndian.Uint64(dst[i:])|binary.LittleEndian.Uint64(src[i:]))
+		for len(dst) >= 8 && len(src) >= 8 {
+			le.PutUint64(dst, le.Uint64(dst)|le.Uint64(src))
+			dst, src = dst[8:], src[8:]
 		}
-		for i := n; i < len(dst); i++ {
+		for i := range dst {
 			dst[i] |= src[i]
 		}
 	default:
-		for i := 0; i < n; i += 8 {
-			binary.LittleEndian.PutUint64(dst[i:], binary.LittleEndian.Uint64(dst[i:])^binary.LittleEndian.Uint64(src[i:]))
+		for len(dst) >= 8 && len(src) >= 8 {
+			le.PutUint64(dst, le.Uint64(dst)^le.Uint64(src))
+			dst, src = dst[8:], src[8:]
 		}
-		for i := n; i < len(dst); i++ {
+		for i := range dst {
 			dst[i] ^= src[i]
 		}
 	}

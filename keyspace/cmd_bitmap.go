@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"bytes"
 	"math"
 	"slices"
 )
@@ -333,27 +334,28 @@ func cmdBitOp(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		w.Error("ERR BITOP NOT must be called with a single source key.")
 		return
 	}
-	srcs := make([][]byte, len(args)-3)
-	for i, key := range args[3:] {
+	var srcBuf [8][]byte
+	srcs := srcBuf[:0]
+	for _, key := range args[3:] {
 		sl, _ := ks.lookupRead(c, key)
 		switch {
 		case sl == nil:
+			srcs = append(srcs, nil)
 		case sl.v.kind() != KindString:
 			w.Error(errWrongType)
 			return
 		case sl.v.isInt():
-			srcs[i] = sl.v.appendTo(nil)
+			srcs = append(srcs, sl.v.appendTo(nil))
 		default:
 			// The bytes stay valid: nothing changes a string in place
 			// before the result is computed.
-			srcs[i] = sl.v.bytes()
+			srcs = append(srcs, sl.v.bytes())
 		}
 	}
-	res := bitop(op, srcs)
-	dest := args[2]
+	dest, n := args[2], bitopLen(srcs)
 	d := ks.db(c)
 	sl, h := ks.lookupWrite(c, dest)
-	if len(res) == 0 {
+	if n == 0 {
 		if sl != nil {
 			ks.deleteKey(d, h, dest)
 			ks.journal(c.DB, "DEL", dest)
@@ -361,12 +363,44 @@ func cmdBitOp(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		w.Int(0)
 		return
 	}
-	v := bufValue(res)
+	var v value
+	if b := ks.reusableBitopDest(sl, n, args[3:]); b != nil {
+		*b = (*b)[:n]
+		bitopInto(op, srcs, *b)
+		v = sl.v.value
+	} else {
+		res := make([]byte, n)
+		bitopInto(op, srcs, res)
+		v = bufValue(res)
+	}
 	ks.setKey(d, h, sl, dest, v, false)
 	if ks.journaling() {
 		ks.jstart(applyName)
 		ks.jput(c.DB, dest, v, 0)
 		ks.jend(c.DB)
 	}
-	w.Int(int64(len(res)))
+	w.Int(int64(n))
+}
+
+// reusableBitopDest returns the buffer of BITOP's destination in sl when
+// the result of n bytes may be computed into it: a mutable string that is
+// none of the sources (srcKeys) and whose capacity fits n without wasting
+// more than n. A repeated BITOP into the same key then allocates nothing;
+// it is as safe as SETRANGE's write in place (see overwriteString: every
+// reader of a value's bytes copies them).
+func (ks *Keyspace) reusableBitopDest(sl *slot[entry], n int, srcKeys [][]byte) *[]byte {
+	if sl == nil || sl.v.isInt() || sl.v.tag() != tagBuf {
+		return nil
+	}
+	b := sl.v.buf()
+	if cap(*b) < n || cap(*b) > 2*n {
+		return nil
+	}
+	key := sl.keyBytes()
+	for _, k := range srcKeys {
+		if bytes.Equal(k, key) {
+			return nil
+		}
+	}
+	return b
 }
