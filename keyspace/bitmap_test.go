@@ -109,7 +109,9 @@ func TestSetBitAndGetBit(t *testing.T) {
 		"GETBIT mykey -1", "(error) "+errBitOffset, "GETBIT mykey 4294967296", "(error) "+errBitOffset)
 	// GETBIT against integer-encoded key
 	h.script("SET mykey 1", "OK", "GETBIT mykey 2", n(1), "GETBIT mykey 3", n(1), "GETBIT mykey 7", n(1),
-		"GETBIT mykey 6", n(0), "GETBIT mykey 8", n(0), "OBJECT ENCODING mykey", q("int"))
+		"GETBIT mykey 6", n(0), "GETBIT mykey 8", n(0), "OBJECT ENCODING mykey", q("int"),
+		// a SETBIT that changes nothing still makes the string raw, as in Redis
+		"SETBIT mykey 2 1", n(1), "OBJECT ENCODING mykey", q("raw"), "GET mykey", q("1"))
 }
 
 func TestBitCommandsAgainstTheWrongType(t *testing.T) {

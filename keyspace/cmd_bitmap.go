@@ -133,7 +133,12 @@ func cmdSetBit(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 			old = 1
 		}
 		if !grows && old == on {
-			w.Int(old) // nothing changed: nothing dirty, nothing logged
+			// Nothing changed: nothing logged. Redis still makes the
+			// string raw, which OBJECT ENCODING shows.
+			if sl.v.isInt() || sl.v.tag() != tagBuf {
+				ks.mutableString(d, sl)
+			}
+			w.Int(old)
 			return
 		}
 		b := ks.bitBuffer(d, sl, byteIdx+1)
