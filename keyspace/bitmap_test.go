@@ -292,6 +292,13 @@ func TestBitPos(t *testing.T) {
 		h.expect("BITPOS str 1", n(-1))
 	}
 	// bit=0 works with intervals
+	h.do("SET", "str", "\xff\x00\xff")
+	h.script(
+		"BITPOS str 0 0 -1", n(8), "BITPOS str 0 1 -1", n(8), "BITPOS str 0 2 -1", n(-1),
+		"BITPOS str 0 2 200", n(-1), "BITPOS str 0 1 1", n(8),
+		"BITPOS str 0 0 -1 bit", n(8), "BITPOS str 0 8 -1 bit", n(8), "BITPOS str 0 16 -1 bit", n(-1),
+		"BITPOS str 0 16 200 bit", n(-1), "BITPOS str 0 8 8 bit", n(8),
+	)
 	h.do("SET", "str", "\x00\xff\x00")
 	h.script(
 		"BITPOS str 0 0 -1", n(0), "BITPOS str 0 1 -1", n(16), "BITPOS str 0 2 -1", n(16),
