@@ -133,14 +133,14 @@ func TestBitmapWritesSurviveKill9(t *testing.T) {
 				s := startServerIn(t, dir, backend, 2, "--appendfsync", "always")
 				c := s.client(2)
 				ctx := ctx(t)
-				keys := bitmapWrites(t, c, "w1:")
+				keys := bitmapWrites(t, c, "w1:", 0)
 				if save {
 					if err := c.Save(ctx).Err(); err != nil {
 						t.Fatal(err)
 					}
-					keys = append(keys, bitmapWrites(t, c, "w1:")...) // deltas over the heap's versions
+					keys = append(keys, bitmapWrites(t, c, "w1:", 1)...) // deltas over the heap's versions
 				}
-				keys = append(keys, bitmapWrites(t, c, "w2:")...)
+				keys = append(keys, bitmapWrites(t, c, "w2:", 0)...)
 				want := map[string]string{}
 				for _, k := range keys {
 					v, err := c.Get(ctx, k).Result()
@@ -171,8 +171,9 @@ func TestBitmapWritesSurviveKill9(t *testing.T) {
 }
 
 // bitmapWrites makes bitmap writes of every journaled form under keys with
-// the given prefix, each acknowledged, and returns the keys it wrote.
-func bitmapWrites(t *testing.T, c *redis.Client, prefix string) []string {
+// the given prefix, each acknowledged, and returns the keys it wrote. A
+// later round flips the bits an earlier one set and sets others.
+func bitmapWrites(t *testing.T, c *redis.Client, prefix string, round int64) []string {
 	t.Helper()
 	ctx := ctx(t)
 	tag := "{" + prefix + "}"
@@ -186,12 +187,12 @@ func bitmapWrites(t *testing.T, c *redis.Client, prefix string) []string {
 	// A bitmap of 40 KB, past a heap page, set sparsely and then flipped
 	// here and there.
 	for i := int64(0); i < 200; i++ {
-		check(c.SetBit(ctx, big, i*1601, int(i%2)).Err())
+		check(c.SetBit(ctx, big, i*1601, int((i+round)%2)).Err())
 	}
 	for i := int64(0); i < 100; i++ {
-		check(c.SetBit(ctx, big, i*3203+5, 1).Err())
+		check(c.SetBit(ctx, big, i*3203+5+round, 1).Err())
 	}
-	check(c.SetBit(ctx, small, 3, 1).Err())
+	check(c.SetBit(ctx, small, 3+round*20, 1).Err()) // grows in round 1
 	check(c.Set(ctx, tag+"int", "12345", 0).Err())
 	check(c.SetBit(ctx, tag+"int", 6, 1).Err()) // an integer turned bitmap
 	for i := 0; i < 50; i++ {
