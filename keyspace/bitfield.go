@@ -281,24 +281,27 @@ func unsignedField(v uint64, incr int64, bits int, ow uint8) (uint64, bool) {
 }
 
 // signedField adds incr to v in a field of bits (<= 64) bits, as Redis's
-// checkSignedBitfieldOverflow, v itself possibly out of range.
+// checkSignedBitfieldOverflow, v itself possibly out of range (a SET's
+// value). The limits it checks against, maxV-v and minV-v, are computed as
+// Redis computes them, wrapping in 64 bits: a SET of a value so far below
+// the range that maxV-v wraps negative counts as an overflow upwards, and
+// SAT stores the maximum. (An increment never wraps there: v is in range.)
 func signedField(v, incr int64, bits int, ow uint8) (int64, bool) {
 	maxV := int64(math.MaxInt64)
 	if bits < 64 {
 		maxV = int64(1)<<(bits-1) - 1
 	}
 	minV := -maxV - 1
+	maxIncr := int64(uint64(maxV) - uint64(v))
+	minIncr := int64(uint64(minV) - uint64(v))
 	wrapped := signExtend(uint64(v)+uint64(incr), bits)
-	// maxV-v and minV-v cannot overflow where they are computed: v is in
-	// range for an increment, and of a 64-bit field only the side of v's
-	// sign is checked.
 	switch {
-	case v > maxV || incr > 0 && (bits < 64 || v >= 0) && incr > maxV-v:
+	case v > maxV || bits < 64 && incr > maxIncr || v >= 0 && incr > 0 && incr > maxIncr:
 		if ow == owSat {
 			return maxV, true
 		}
 		return wrapped, true
-	case v < minV || incr < 0 && (bits < 64 || v < 0) && incr < minV-v:
+	case v < minV || bits < 64 && incr < minIncr || v < 0 && incr < 0 && incr < minIncr:
 		if ow == owSat {
 			return minV, true
 		}

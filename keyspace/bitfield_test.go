@@ -47,6 +47,14 @@ func TestBitfieldBasics(t *testing.T) {
 	h.script("DEL bits", n(1), "BITFIELD bits overflow fail incrby u8 16 300 get u8 16", "[(nil) (integer) 0]",
 		"STRLEN bits", n(3), "BITFIELD bits overflow fail set i4 0 8 set i4 0 7 overflow sat set u2 4 5", "[(nil) (integer) 0 (integer) 0]",
 		"BITFIELD bits get i4 0 get u2 4", "[(integer) 7 (integer) 3]")
+	// a signed SET far enough below the range saturates upwards, as in
+	// Redis (its limit max-value wraps in 64 bits); nearer, downwards
+	h.script("DEL bits", n(1), "BITFIELD bits overflow sat set i23 70 -9223372036854775808 get i23 70", "[(integer) 0 (integer) 4194303]",
+		"BITFIELD bits overflow sat set i23 70 -9223372036850581505 get i23 70", "[(integer) 4194303 (integer) 4194303]",
+		"BITFIELD bits overflow sat set i23 70 -9223372036850581504 get i23 70", "[(integer) 4194303 (integer) -4194304]",
+		"BITFIELD bits overflow sat set i63 0 -4611686018427387905 get i63 0", "[(integer) 0 (integer) 4611686018427387903]",
+		"BITFIELD bits overflow fail set i23 70 -9223372036854775808", "[(nil)]",
+		"BITFIELD bits overflow wrap set i23 70 -9223372036854775808 get i23 70", "[(integer) -4194304 (integer) 0]")
 	// an unsigned SET of a negative value overflows upwards, as in Redis
 	h.script("DEL bits", n(1), "BITFIELD bits overflow sat set u8 0 -1", "[(integer) 0]", "BITFIELD bits get u8 0", "[(integer) 255]",
 		"BITFIELD bits overflow wrap set u8 0 -2", "[(integer) 255]", "BITFIELD bits get u8 0", "[(integer) 254]")
@@ -124,6 +132,22 @@ func bfRange(signed bool, bits int) (lo, hi *big.Int) {
 	}
 	hi = new(big.Int).Lsh(one, uint(bits))
 	return big.NewInt(0), hi.Sub(hi, one)
+}
+
+// redisSatSet is what OVERFLOW SAT SET stores in Redis for a signed
+// field: the value clamped to the range, except that a value so far below
+// it that max-value exceeds an int64 stores the maximum (Redis computes
+// that limit in 64 bits, where it wraps: see signedField).
+func redisSatSet(v, lo, hi *big.Int) *big.Int {
+	switch {
+	case v.Cmp(hi) > 0:
+		return hi
+	case v.Cmp(lo) < 0 && new(big.Int).Sub(hi, v).Cmp(big.NewInt(1<<63-1)) > 0:
+		return hi
+	case v.Cmp(lo) < 0:
+		return lo
+	}
+	return v
 }
 
 // randomBitfieldCase is the fuzzing cases' draw: a type and a value and an
@@ -208,7 +232,7 @@ func TestBitfieldOverflowWrapAndSatFuzzing(t *testing.T) {
 		}
 		h.do("DEL", "bits")
 		h.do("BITFIELD", "bits", "overflow", "sat", "set", typ, "0", value.String())
-		want = sat(new(big.Int).Add(sat(setV), incr))
+		want = sat(new(big.Int).Add(redisSatSet(setV, lo, hi), incr))
 		if got := h.do("BITFIELD", "bits", "overflow", "sat", "incrby", typ, "0", incr.String()); got != "[(integer) "+want.String()+"]" {
 			t.Fatalf("SAT %s %s+%s = %s, want %s", typ, value, incr, got, want)
 		}

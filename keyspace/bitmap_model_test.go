@@ -83,10 +83,15 @@ func (m bitModel) bitfield(key string, ops []bfModelOp) []string {
 				out = append(out, "(nil)")
 				continue
 			case "SAT":
-				if v.Cmp(lo) < 0 {
-					v = lo
+				if op.incr || !op.signed {
+					v = new(big.Int).Set(v)
+					if v.Cmp(lo) < 0 {
+						v = lo
+					} else {
+						v = hi
+					}
 				} else {
-					v = hi
+					v = redisSatSet(v, lo, hi)
 				}
 			default:
 				span := new(big.Int).Lsh(big.NewInt(1), uint(op.bits))

@@ -31,6 +31,9 @@ func modelRange(start, end, total int64) (int64, int64) {
 
 // modelBitCount counts the set bits of s in the range, one bit at a time.
 func modelBitCount(s string, start, end int64, isBit bool) int64 {
+	if start < 0 && end < 0 && start > end {
+		return 0 // Redis's shortcut, ahead of the clamping
+	}
 	unit := int64(8)
 	if isBit {
 		unit = 1
@@ -196,6 +199,11 @@ func TestBitCount(t *testing.T) {
 		"BITCOUNT s 10 -34 bit", n(modelBitCount(s, 10, 14, true)),
 		"BITCOUNT s 0 1000 bit", n(modelBitCount(s, 0, -1, true)),
 		"BITCOUNT s 0 -1 BYTE", n(modelBitCount(s, 0, -1, false)),
+		// two negative indexes the wrong way round: 0, before the unit
+		// is read and before clamping makes them one unit
+		"BITCOUNT s -23 -81", n(0),
+		"BITCOUNT s -56 -96 BIT", n(0),
+		"BITCOUNT s -15 -65 bits", n(0),
 		"BITCOUNT s 0", "(error) "+errSyntax,
 		"BITCOUNT s 0 1 hello", "(error) "+errSyntax,
 		"BITCOUNT s 0 1 bit 2", "(error) "+errSyntax,

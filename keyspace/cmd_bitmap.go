@@ -238,6 +238,12 @@ func cmdBitCount(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 			w.Error(errNotInteger)
 			return
 		}
+		if start < 0 && end < 0 && start > end {
+			// Redis 7.0 answers this before it reads BYTE|BIT, and
+			// before the clamping would make a one-unit range of it.
+			w.Int(0)
+			return
+		}
 		if len(args) == 5 {
 			var ok bool
 			if isBit, ok = bitUnit(args[4]); !ok {
