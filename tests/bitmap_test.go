@@ -1,11 +1,16 @@
 package tests
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"math/rand/v2"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -207,4 +212,189 @@ func bitmapWrites(t *testing.T, c *redis.Client, prefix string, round int64) []s
 	check(c.Set(ctx, tag+"gone", "x", 0).Err())
 	check(c.BitOpAnd(ctx, tag+"gone", tag+"missing").Err()) // deletes it
 	return []string{big, small, tag + "int", bf, dst, tag + "not", tag + "gone"}
+}
+
+// TestBitmapRepliesMatchRedisServer runs the same random bitmap commands
+// (bad arguments included) against moond and against redis-server 7.0,
+// when one is installed, and compares every reply and, after each
+// command, every key's value and encoding.
+func TestBitmapRepliesMatchRedisServer(t *testing.T) {
+	rs := startRedisServer(t)
+	s := startServer(t, "pool", 1)
+	ctx := ctx(t)
+	mc := s.client(2)
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := []string{"a", "b", "c"}
+	reply := func(c *redis.Client, args []any) string {
+		v, err := c.Do(ctx, args...).Result()
+		return fmt.Sprintf("%#v %v", v, err)
+	}
+	// The corners first, then random commands.
+	corners := [][]any{
+		{"SET", "a", "foobar"}, {"BITCOUNT", "a", "-23", "-81"}, {"BITCOUNT", "a", "-15", "-65", "bits"},
+		{"BITCOUNT", "a", "-5", "-9", "BIT"}, {"BITCOUNT", "none", "x"}, {"BITPOS", "none", "0", "x"},
+		{"BITPOS", "a", "0", "-1", "-9"}, {"BITFIELD", "b", "OVERFLOW", "SAT", "SET", "i23", "70", "-9223372036854775808"},
+		{"BITFIELD", "b", "OVERFLOW", "SAT", "SET", "u8", "0", "-1"}, {"BITFIELD", "b", "OVERFLOW", "FAIL", "INCRBY", "u8", "4000", "300"},
+		{"SET", "c", "12"}, {"SETBIT", "c", "2", "1"}, {"BITOP", "NOT", "c", "c"},
+	}
+	for i := range 3000 + len(corners) {
+		var args []any
+		if i < len(corners) {
+			args = corners[i]
+		} else {
+			args = randomBitmapCommand(rng, keys)
+		}
+		if m, r := reply(mc, args), reply(rs, args); m != r {
+			t.Errorf("%q:\n moond: %s\n redis: %s", args, m, r)
+		}
+		for _, k := range keys {
+			for _, check := range [][]any{{"GET", k}, {"OBJECT", "ENCODING", k}} {
+				if m, r := reply(mc, check), reply(rs, check); m != r {
+					t.Fatalf("command %d %q: %q then differs:\n moond: %s\n redis: %s", i, args, check, m, r)
+				}
+			}
+		}
+	}
+}
+
+// startRedisServer starts redis-server 7.0 without persistence, or skips
+// the test when there is none.
+func startRedisServer(t *testing.T) *redis.Client {
+	t.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server not installed")
+	}
+	port := freePort(t)
+	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "Ready to accept connections") {
+				close(ready)
+				break
+			}
+		}
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case <-ready:
+	case <-time.After(20 * time.Second):
+		t.Fatal("redis-server did not become ready within 20s")
+	}
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), Protocol: 2, DisableIdentity: true})
+	t.Cleanup(func() { c.Close() })
+	info, err := c.Info(ctx(t), "server").Result()
+	if err != nil || !strings.Contains(info, "redis_version:7.0.") {
+		t.Skip("redis-server is not 7.0, whose replies are the specification")
+	}
+	return c
+}
+
+// randomBitmapCommand draws a bitmap command over keys, with arguments
+// good and bad: offsets, bits, ranges, units, field types and overflow
+// modes, each sometimes malformed or out of range (but never so large
+// that a string of hundreds of megabytes is made).
+func randomBitmapCommand(rng *rand.Rand, keys []string) []any {
+	key := func() any { return keys[rng.IntN(len(keys))] }
+	num := func() any {
+		switch rng.IntN(12) {
+		case 0, 3:
+			return "-" + strconv.Itoa(rng.IntN(100))
+		case 1:
+			return []string{"x", "", "1.5", "+1", "01", "9223372036854775807", "-9223372036854775808",
+				"9223372036854775808", "4294967296", "65535", "#3", "#-1"}[rng.IntN(12)]
+		case 2:
+			return strconv.Itoa(rng.IntN(2000))
+		}
+		return strconv.Itoa(rng.IntN(200))
+	}
+	val := func() any {
+		if rng.IntN(3) == 0 {
+			return strconv.Itoa(rng.IntN(100000))
+		}
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		return string(b)
+	}
+	unit := func() []any {
+		if u := []string{"BIT", "byte", "bits", ""}[rng.IntN(4)]; u != "" {
+			return []any{u}
+		}
+		return nil
+	}
+	typ := func() any {
+		if rng.IntN(10) == 0 {
+			return []string{"u64", "i65", "i0", "x8", "i", "I8", "u08", "u-1"}[rng.IntN(8)]
+		}
+		return []string{"i", "u"}[rng.IntN(2)] + strconv.Itoa(1+rng.IntN(64))
+	}
+	bfOps := func(ro bool) []any {
+		var out []any
+		for range rng.IntN(4) {
+			switch rng.IntN(6) {
+			case 0:
+				out = append(out, "OVERFLOW", []string{"WRAP", "sat", "FAIL", "bogus"}[rng.IntN(4)])
+			case 1, 2:
+				out = append(out, "GET", typ(), num())
+			case 3, 4:
+				if !ro || rng.IntN(4) == 0 {
+					out = append(out, []string{"SET", "INCRBY"}[rng.IntN(2)], typ(), num(), num())
+				}
+			case 5:
+				out = append(out, []string{"GET", "foo", "SET", "OVERFLOW"}[rng.IntN(4)])
+			}
+		}
+		return out
+	}
+	switch rng.IntN(11) {
+	case 0:
+		return []any{"SET", key(), val()}
+	case 1, 2:
+		return []any{"SETBIT", key(), num(), []string{"0", "1", "1", "0", "2", "-1", "x"}[rng.IntN(7)]}
+	case 3:
+		return []any{"GETBIT", key(), num()}
+	case 4:
+		args := []any{"BITCOUNT", key()}
+		switch rng.IntN(4) {
+		case 0:
+			return append(args, num())
+		case 1, 2:
+			return append(append(args, num(), num()), unit()...)
+		}
+		return args
+	case 5:
+		args := []any{"BITPOS", key(), []string{"0", "1", "1", "0", "2", "x"}[rng.IntN(6)]}
+		switch rng.IntN(5) {
+		case 0:
+			return append(args, num())
+		case 1:
+			return append(args, num(), num())
+		case 2, 3:
+			return append(append(args, num(), num()), unit()...)
+		}
+		return args
+	case 6:
+		args := []any{"BITOP", []string{"AND", "or", "XOR", "NOT", "nand"}[rng.IntN(5)], key(), key()}
+		for range rng.IntN(3) {
+			args = append(args, key())
+		}
+		return args
+	case 7, 8:
+		return append([]any{"BITFIELD", key()}, bfOps(false)...)
+	case 9:
+		return append([]any{"BITFIELD_RO", key()}, bfOps(true)...)
+	}
+	return []any{"DEL", key()}
 }
