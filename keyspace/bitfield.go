@@ -126,31 +126,40 @@ func cmdBitFieldRO(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 // bitfield runs BITFIELD, or BITFIELD_RO (readOnly), which takes GETs only.
 func (ks *Keyspace) bitfield(c *Client, args [][]byte, w ReplyWriter, readOnly bool) {
 	ops, highest, msg := ks.parseBitfield(args)
-	if msg != "" {
+	switch {
+	case msg != "":
 		w.Error(msg)
-		return
-	}
-	key := args[1]
-	if highest < 0 {
-		sl, _ := ks.lookupRead(c, key)
-		var p []byte
-		if sl != nil {
-			if sl.v.kind() != KindString {
-				w.Error(errWrongType)
-				return
-			}
-			p = ks.stringBytes(sl.v.value)
-		}
-		w.ArrayHeader(len(ops))
-		for _, op := range ops {
-			w.Int(op.get(p))
-		}
-		return
-	}
-	if readOnly {
+	case highest < 0:
+		ks.bitfieldGets(c, args[1], ops, w)
+	case readOnly:
 		w.Error("ERR BITFIELD_RO only supports the GET subcommand")
-		return
+	default:
+		ks.bitfieldWrites(c, args[1], ops, highest, w)
 	}
+}
+
+// bitfieldGets runs a BITFIELD of GETs only: a read, as in Redis.
+func (ks *Keyspace) bitfieldGets(c *Client, key []byte, ops []bfOp, w ReplyWriter) {
+	sl, _ := ks.lookupRead(c, key)
+	var p []byte
+	if sl != nil {
+		if sl.v.kind() != KindString {
+			w.Error(errWrongType)
+			return
+		}
+		p = ks.stringBytes(sl.v.value)
+	}
+	w.ArrayHeader(len(ops))
+	for _, op := range ops {
+		w.Int(op.get(p))
+	}
+}
+
+// bitfieldWrites runs a BITFIELD with writes, the last bit of which is
+// highest: the string is made or grown that far first (even if OVERFLOW
+// FAIL then refuses every write, as in Redis), and journaled when it grew
+// or a field changed.
+func (ks *Keyspace) bitfieldWrites(c *Client, key []byte, ops []bfOp, highest int64, w ReplyWriter) {
 	d := ks.db(c)
 	sl, h := ks.lookupWrite(c, key)
 	var p []byte

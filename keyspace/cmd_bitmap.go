@@ -288,56 +288,62 @@ func cmdBitPos(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		return
 	}
 	p := ks.stringBytes(sl.v.value)
-	start, end, isBit, endGiven := int64(0), int64(-1), false, false
-	switch len(args) {
-	case 3:
-	case 4, 5, 6:
-		if start, ok = parseInt(args[3]); !ok {
-			w.Error(errNotInteger)
-			return
-		}
-		if len(args) == 6 {
-			if isBit, ok = bitUnit(args[5]); !ok {
-				w.Error(errSyntax)
-				return
-			}
-		}
-		if len(args) >= 5 {
-			if end, ok = parseInt(args[4]); !ok {
-				w.Error(errNotInteger)
-				return
-			}
-			endGiven = true
-		}
-	default:
-		w.Error(errSyntax)
+	r, msg := parseBitPosRange(args)
+	if msg != "" {
+		w.Error(msg)
 		return
 	}
-	first, last, ok := bitRange(start, end, int64(len(p)), isBit)
+	first, last, ok := bitRange(r.start, r.end, int64(len(p)), r.isBit)
 	if !ok {
 		w.Int(-1) // an empty range holds neither a 0 nor a 1
 		return
 	}
 	pos := findBit(p, first, last, byte(bit))
-	if pos < 0 && bit == 0 && !endGiven {
+	if pos < 0 && bit == 0 && !r.endGiven {
 		pos = last + 1
 	}
 	w.Int(pos)
 }
 
+// bitPosRange is BITPOS's optional range.
+type bitPosRange struct {
+	start, end      int64
+	isBit, endGiven bool
+}
+
+// parseBitPosRange parses BITPOS's [start [end [BYTE|BIT]]] in Redis 7.0's
+// order, or returns the error reply. A missing end is the string's last
+// unit.
+func parseBitPosRange(args [][]byte) (bitPosRange, string) {
+	r := bitPosRange{end: -1}
+	var ok bool
+	switch len(args) {
+	case 3:
+	case 4, 5, 6:
+		if r.start, ok = parseInt(args[3]); !ok {
+			return r, errNotInteger
+		}
+		if len(args) == 6 {
+			if r.isBit, ok = bitUnit(args[5]); !ok {
+				return r, errSyntax
+			}
+		}
+		if len(args) >= 5 {
+			if r.end, ok = parseInt(args[4]); !ok {
+				return r, errNotInteger
+			}
+			r.endGiven = true
+		}
+	default:
+		return r, errSyntax
+	}
+	return r, ""
+}
+
 // BITOP AND|OR|XOR|NOT destkey key [key ...]
 func cmdBitOp(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	var op int
-	switch name := args[1]; {
-	case equalFold(name, "and"):
-		op = bitAnd
-	case equalFold(name, "or"):
-		op = bitOr
-	case equalFold(name, "xor"):
-		op = bitXor
-	case equalFold(name, "not"):
-		op = bitNot
-	default:
+	op, ok := bitopName(args[1])
+	if !ok {
 		w.Error(errSyntax)
 		return
 	}
@@ -346,22 +352,10 @@ func cmdBitOp(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		return
 	}
 	var srcBuf [8][]byte
-	srcs := srcBuf[:0]
-	for _, key := range args[3:] {
-		sl, _ := ks.lookupRead(c, key)
-		switch {
-		case sl == nil:
-			srcs = append(srcs, nil)
-		case sl.v.kind() != KindString:
-			w.Error(errWrongType)
-			return
-		case sl.v.isInt():
-			srcs = append(srcs, sl.v.appendTo(nil))
-		default:
-			// The bytes stay valid: nothing changes a string in place
-			// before the result is computed.
-			srcs = append(srcs, sl.v.bytes())
-		}
+	srcs, ok := ks.bitopSources(c, args[3:], srcBuf[:0])
+	if !ok {
+		w.Error(errWrongType)
+		return
 	}
 	dest, n := args[2], bitopLen(srcs)
 	d := ks.db(c)
@@ -391,6 +385,41 @@ func cmdBitOp(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		ks.jend(c.DB)
 	}
 	w.Int(int64(n))
+}
+
+// bitopName parses BITOP's operation.
+func bitopName(name []byte) (int, bool) {
+	switch {
+	case equalFold(name, "and"):
+		return bitAnd, true
+	case equalFold(name, "or"):
+		return bitOr, true
+	case equalFold(name, "xor"):
+		return bitXor, true
+	case equalFold(name, "not"):
+		return bitNot, true
+	}
+	return 0, false
+}
+
+// bitopSources appends to dst the bytes of BITOP's source keys, nil for a
+// missing one; false when one is not a string. The bytes stay valid until
+// the result is computed: nothing changes a string in place before.
+func (ks *Keyspace) bitopSources(c *Client, keys [][]byte, dst [][]byte) ([][]byte, bool) {
+	for _, key := range keys {
+		sl, _ := ks.lookupRead(c, key)
+		switch {
+		case sl == nil:
+			dst = append(dst, nil)
+		case sl.v.kind() != KindString:
+			return nil, false
+		case sl.v.isInt():
+			dst = append(dst, sl.v.appendTo(nil))
+		default:
+			dst = append(dst, sl.v.bytes())
+		}
+	}
+	return dst, true
 }
 
 // reusableBitopDest returns the buffer of BITOP's destination in sl when
