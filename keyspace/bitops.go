@@ -14,10 +14,11 @@ import (
 func popcount(b []byte) int64 {
 	n := 0
 	for len(b) >= 32 {
-		n += bits.OnesCount64(binary.LittleEndian.Uint64(b)) +
-			bits.OnesCount64(binary.LittleEndian.Uint64(b[8:])) +
-			bits.OnesCount64(binary.LittleEndian.Uint64(b[16:])) +
-			bits.OnesCount64(binary.LittleEndian.Uint64(b[24:]))
+		w := b[:32:32] // a constant length: no bounds checks below
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(w)) +
+			bits.OnesCount64(binary.LittleEndian.Uint64(w[8:])) +
+			bits.OnesCount64(binary.LittleEndian.Uint64(w[16:])) +
+			bits.OnesCount64(binary.LittleEndian.Uint64(w[24:]))
 		b = b[32:]
 	}
 	for len(b) >= 8 {
