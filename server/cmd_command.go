@@ -176,6 +176,18 @@ func commandGroup(s *keyspace.CommandSpec) string {
 		switch a {
 		case "@string":
 			return "string"
+		case "@hash":
+			return "hash"
+		case "@list":
+			return "list"
+		case "@set":
+			return "set"
+		case "@sortedset":
+			return "sorted_set"
+		case "@bitmap":
+			return "bitmap"
+		case "@hyperloglog":
+			return "hyperloglog"
 		case "@keyspace":
 			return "generic"
 		case "@connection":
