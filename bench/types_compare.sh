@@ -11,7 +11,7 @@
 #      SISMEMBER on one set of KEYSPACE members (redis-benchmark's own hset
 #      and sadd tests; HGET and SISMEMBER as custom commands on the same
 #      keys), at -P 16 and -P 1.
-#   2. Memory: used_memory after loading (redis-cli --pipe) MANY hashes of 10
+#   2. Memory: used_memory (after MEMORY PURGE) after loading (redis-cli --pipe) MANY hashes of 10
 #      small fields, MANY sets of 10 small integers, one hash of BIG fields
 #      and one set of BIG members, each on an empty server; moond/redis.
 #   3. Reply time: SINTER of two sets of 100,000 members (half shared) and
@@ -180,7 +180,12 @@ MEM_ROWS=(hashes sets bighash bigset)
 declare -A MEM_LABEL=([hashes]="$MANY hashes of 10 small fields" [sets]="$MANY sets of 10 small integers"
 	[bighash]="one hash of $BIG fields" [bigset]="one set of $BIG members")
 declare -A MEM=()
-used() { cli "$1" INFO memory | tr -d '\r' | awk -F: '$1 == "used_memory" {print $2}'; }
+# used SERVER: used_memory after MEMORY PURGE (moond: the Go heap after a
+# collection, live data only; redis-server: jemalloc's count, exact anyway).
+used() {
+	cli "$1" MEMORY PURGE >/dev/null
+	cli "$1" INFO memory | tr -d '\r' | awk -F: '$1 == "used_memory" {print $2}'
+}
 memory() {
 	[ "${SKIP_MEMORY:-0}" = 1 ] && return 0
 	for row in "${MEM_ROWS[@]}"; do

@@ -1,13 +1,19 @@
 package keyspace
 
-import "unsafe"
+import (
+	"runtime/debug"
+	"unsafe"
+)
 
 // MEMORY USAGE (Redis's memoryCommand): the bytes a key and its value hold.
 // Redis samples the elements of a large aggregate (SAMPLES, default 5);
 // moond's values keep an exact running count of their memory (heapBytes),
 // so the answer is exact and SAMPLES is accepted and checked but changes
-// nothing. The other MEMORY subcommands (DOCTOR, STATS, ...) are the
-// server's business and not implemented yet.
+// nothing. MEMORY PURGE collects garbage and returns free memory to the
+// operating system (Redis asks jemalloc to purge), so that used_memory,
+// the Go heap in use, then counts live data only. The other MEMORY
+// subcommands (DOCTOR, STATS, ...) are the server's business and not
+// implemented yet.
 
 func cmdMemoryUsage(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	for j := 3; j < len(args); j++ {
@@ -40,8 +46,15 @@ func memoryUsage(sl *slot[entry]) int64 {
 	return int64(unsafe.Sizeof(*sl)) + allocSize(int64(len(sl.key()))) + sl.v.heapBytes()
 }
 
+func cmdMemoryPurge(_ *Keyspace, _ *Client, _ [][]byte, w ReplyWriter) {
+	debug.FreeOSMemory()
+	replyOK(w)
+}
+
 var memoryHelp = []string{
 	"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"PURGE",
+	"    Attempt to purge dirty pages for reclamation by the allocator.",
 	"USAGE <key> [SAMPLES <count>]",
 	"    Return memory in bytes used by <key> and its value. Nested values are",
 	"    sampled up to <count> times (default: 5, 0 means sample all).",

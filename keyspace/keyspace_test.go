@@ -550,6 +550,7 @@ func TestMemoryUsage(t *testing.T) {
 		"MEMORY USAGE k SAMPLES -1", "(error) ERR syntax error",
 		"MEMORY USAGE k FOO 1", "(error) ERR syntax error",
 		"MEMORY NOSUCH", "(error) ERR unknown subcommand 'NOSUCH'. Try MEMORY HELP.",
+		"MEMORY PURGE", "OK",
 	)
 	small := h.do("MEMORY", "USAGE", "k", "SAMPLES", "0")
 	h.do("SET", "k", strings.Repeat("x", 1000))
