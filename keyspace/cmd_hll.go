@@ -257,7 +257,10 @@ func (ks *Keyspace) hllMergeKey(c *Client, key []byte, max []uint8) (dense bool,
 func hllMergeInto(max []uint8, b []byte) error {
 	max = max[:hllRegisters]
 	if b[4] != hllDense {
-		return sparseEach(b, true, func(first, n int, val uint8) {
+		return sparseEach(b, func(first, n int, val uint8) {
+			if val == 0 {
+				return // zero runs may pass the end of a damaged value
+			}
 			for i := first; i < first+n; i++ {
 				max[i] = maxU8(max[i], val)
 			}

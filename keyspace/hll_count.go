@@ -40,10 +40,8 @@ func (h *hllHisto) raw(r []uint8) {
 
 // sparse counts the registers of the sparse value b.
 func (h *hllHisto) sparse(b []byte) error {
-	return sparseEach(b, false, func(first, n int, val uint8) {
-		if first+n <= hllRegisters {
-			h[val] += n
-		}
+	return sparseEach(b, func(first, n int, val uint8) {
+		h[val] += n
 	})
 }
 

@@ -80,35 +80,26 @@ func (ks *Keyspace) hllMakeDense(c *Client, d *db, sl *slot[entry], key []byte, 
 
 // hllDecode lists the opcodes of the sparse HLL b as Redis's PFDEBUG
 // DECODE does: "z:N" (ZERO), "Z:N" (XZERO), "v:VAL,N" (VAL), separated
-// by spaces. An XZERO cut short reads a zero byte, as Redis reads the
-// string's terminator.
+// by spaces.
 func hllDecode(b []byte) []byte {
 	var out []byte
 	for p := hllSparseOpsStart; p < len(b); {
 		if len(out) > 0 {
 			out = append(out, ' ')
 		}
-		op := b[p]
+		span, val, oplen := sparseOp(b, p)
 		switch {
-		case op&0xc0 == 0:
-			out = append(out, "z:"...)
-			out = strconv.AppendInt(out, int64(op&0x3f)+1, 10)
-			p++
-		case isSparseVal(op):
+		case val != 0:
 			out = append(out, "v:"...)
-			out = strconv.AppendInt(out, int64(op>>2&0x1f)+1, 10)
+			out = strconv.AppendInt(out, int64(val), 10)
 			out = append(out, ',')
-			out = strconv.AppendInt(out, int64(op&3)+1, 10)
-			p++
+		case oplen == 1:
+			out = append(out, "z:"...)
 		default:
-			var lo byte
-			if p+1 < len(b) {
-				lo = b[p+1]
-			}
 			out = append(out, "Z:"...)
-			out = strconv.AppendInt(out, int64(op&0x3f)<<8|int64(lo)+1, 10)
-			p += 2
 		}
+		out = strconv.AppendInt(out, int64(span), 10)
+		p += oplen
 	}
 	return out
 }

@@ -201,3 +201,36 @@ func TestHLLCountMatchesRedis(t *testing.T) {
 		next = next*5/4 + 1
 	}
 }
+
+// TestHLLCorruptionMatchesRedis damages sparse and dense values the same
+// way on both servers and compares what every command answers and
+// leaves: damaged values are refused, or read, exactly as Redis does.
+func TestHLLCorruptionMatchesRedis(t *testing.T) {
+	rc := startRedis(t)
+	h := newHarness(t)
+	redisDo(t, rc, "FLUSHALL")
+	redisDo(t, rc, "CONFIG", "SET", "hll-sparse-max-bytes", "3000")
+	rng := rand.New(rand.NewPCG(11, 12))
+	for i := range 400 {
+		both(t, h, rc, "DEL", "hll", "m")
+		both(t, h, rc, append([]string{"PFADD", "hll"}, hllElements(rng, rng.IntN(400))...)...)
+		if i%3 == 0 {
+			both(t, h, rc, "PFDEBUG", "TODENSE", "hll")
+		}
+		l, _ := strconv.Atoi(strings.TrimPrefix(h.run("STRLEN hll"), "(integer) "))
+		for range 1 + rng.IntN(3) {
+			b := make([]byte, 1+rng.IntN(2))
+			for j := range b {
+				b[j] = byte(rng.Uint32())
+			}
+			off := hllHdrSize + rng.IntN(l-hllHdrSize+2)
+			both(t, h, rc, "SETRANGE", "hll", strconv.Itoa(off), string(b))
+		}
+		both(t, h, rc, "PFCOUNT", "hll", "nokey")
+		both(t, h, rc, "PFMERGE", "m", "hll")
+		both(t, h, rc, "GET", "m")
+		both(t, h, rc, "PFADD", "hll", "x", "y", "z")
+		both(t, h, rc, "GET", "hll")
+		both(t, h, rc, "PFCOUNT", "hll")
+	}
+}

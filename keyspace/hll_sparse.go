@@ -16,20 +16,22 @@ const (
 )
 
 // sparseOp decodes the opcode at b[p]: the registers it covers, its value
-// (0 for the zero runs) and its length in bytes. ok is false for an
-// XZERO cut short by the end of b.
-func sparseOp(b []byte, p int) (span int, val uint8, oplen int, ok bool) {
+// (0 for the zero runs) and its length in bytes. An XZERO cut short by
+// the end of b reads a zero second byte, as Redis reads the terminator of
+// its string, so that a damaged value reads the same in both servers.
+func sparseOp(b []byte, p int) (span int, val uint8, oplen int) {
 	op := b[p]
 	switch {
 	case op&0xc0 == 0: // ZERO
-		return int(op&0x3f) + 1, 0, 1, true
+		return int(op&0x3f) + 1, 0, 1
 	case op&hllValBit != 0: // VAL
-		return int(op&0x3) + 1, op>>2&0x1f + 1, 1, true
+		return int(op&0x3) + 1, op>>2&0x1f + 1, 1
 	}
-	if p+1 >= len(b) {
-		return 0, 0, 0, false
+	var lo byte
+	if p+1 < len(b) {
+		lo = b[p+1]
 	}
-	return (int(op&0x3f)<<8 | int(b[p+1])) + 1, 0, 2, true
+	return (int(op&0x3f)<<8 | int(lo)) + 1, 0, 2
 }
 
 func isSparseVal(op byte) bool { return op&hllValBit != 0 }
@@ -46,19 +48,15 @@ func appendSparseZeros(seq []byte, n int) []byte {
 
 // sparseEach calls f for every run of the sparse value b (header
 // included), in register order, and checks that the runs cover exactly
-// the 16384 registers. With stop, a run of values that would pass the
-// last register ends the walk (the overflow check of Redis's conversion
-// and merge, which therefore accept values after the last register; its
-// histogram, without stop, refuses them).
-func sparseEach(b []byte, stop bool, f func(first, n int, val uint8)) error {
+// the 16384 registers. A run of values past the last register is an
+// error before f sees it, so that f may index registers without checks;
+// zero runs only move the index.
+func sparseEach(b []byte, f func(first, n int, val uint8)) error {
 	idx := 0
 	for p := hllSparseOpsStart; p < len(b); {
-		span, val, oplen, ok := sparseOp(b, p)
-		if !ok {
+		span, val, oplen := sparseOp(b, p)
+		if val != 0 && idx+span > hllRegisters {
 			return errHLLInvalid
-		}
-		if stop && val != 0 && idx+span > hllRegisters {
-			break
 		}
 		f(idx, span, val)
 		idx += span
@@ -81,7 +79,7 @@ func hllToDense(b []byte) ([]byte, error) {
 	copy(dense, b[:hllHdrSize])
 	dense[4] = hllDense
 	r := dense[hllHdrSize:]
-	err := sparseEach(b, true, func(first, n int, val uint8) {
+	err := sparseEach(b, func(first, n int, val uint8) {
 		if val == 0 {
 			return
 		}
@@ -97,15 +95,12 @@ func hllToDense(b []byte) ([]byte, error) {
 
 // sparseFind locates the opcode that covers register index: its offset
 // p, the first register it covers, the offset of the opcode before it
-// (-1 for none), and its span. ok is false when the opcodes are damaged
-// or end before index.
+// (-1 for none), and its span. ok is false when the opcodes end before
+// index.
 func sparseFind(b []byte, index int) (p, first, prev, span int, ok bool) {
 	prev = -1
 	for p = hllSparseOpsStart; p < len(b); {
-		n, _, oplen, good := sparseOp(b, p)
-		if !good {
-			return 0, 0, 0, 0, false
-		}
+		n, _, oplen := sparseOp(b, p)
 		span = n
 		if index <= first+span-1 {
 			return p, first, prev, span, true
@@ -131,7 +126,7 @@ func hllSparseSet(b []byte, index int, count uint8, maxBytes int64) ([]byte, boo
 		return b, false, errHLLInvalid
 	}
 	op := b[p]
-	runlen, oldval, oplen, _ := sparseOp(b, p)
+	runlen, oldval, oplen := sparseOp(b, p)
 	if isSparseVal(op) {
 		if oldval >= count {
 			return b, false, nil
@@ -175,9 +170,15 @@ func hllSparseSet(b []byte, index int, count uint8, maxBytes int64) ([]byte, boo
 }
 
 // spliceOpcode replaces the oplen bytes at p with seq, moving the rest.
+// An XZERO cut short (p+oplen past the end) is replaced as Redis does:
+// the value's length grows by the difference, which drops the last byte
+// of seq.
 func spliceOpcode(b []byte, p, oplen int, seq []byte) []byte {
 	end := len(b)
 	delta := len(seq) - oplen
+	if p+oplen > end {
+		return append(b[:p], seq...)[:end+delta]
+	}
 	if delta > 0 {
 		var pad [4]byte
 		b = append(b, pad[:delta]...)
