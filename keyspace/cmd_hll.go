@@ -1,5 +1,7 @@
 package keyspace
 
+import "math"
+
 // HyperLogLog commands (Redis's hyperloglog.c): PFADD, PFCOUNT, PFMERGE,
 // PFDEBUG and PFSELFTEST over string values in Redis's HLL format
 // (hll.go).
@@ -14,7 +16,12 @@ package keyspace
 //
 // A PFADD record's effect depends only on the key's prior bytes, and an
 // element that changed no register would change none on replay either, so
-// the record leaves it out. PFCOUNT writes the cardinality it computed
+// the record leaves it out. A sparse value turns dense at a size that
+// hll-sparse-max-bytes sets, which is not logged and may differ at
+// replay: so the PFADD that promoted a value logs the value it left, once
+// in the key's life, and replay never promotes by size (hllSparseMax).
+// With that, replay rebuilds the same bytes, damaged values included.
+// PFCOUNT writes the cardinality it computed
 // into the header's cache, as Redis does, but logs nothing and leaves
 // the key clean for the checkpoint: the cache is an optimization a later
 // PFADD invalidates, so a replayed or reloaded value may differ from the
@@ -65,11 +72,15 @@ func (ks *Keyspace) hllBuf(d *db, sl *slot[entry]) *[]byte {
 	return sl.v.buf()
 }
 
-// hllAdd raises the register of ele in the HLL b, which may move or turn
-// dense, and reports whether a register changed.
-func (ks *Keyspace) hllAdd(b []byte, ele []byte) ([]byte, bool, error) {
-	index, count := hllPatLen(ele)
-	return hllAddTo(b, index, count, ks.Limits.HLLSparseMaxBytes)
+// hllSparseMax is the size past which a sparse value turns dense:
+// hll-sparse-max-bytes, except while loading, when only the records
+// decide (a PFADD that promoted its value was logged as the value it
+// left), so that replay rebuilds the same bytes whatever the limit is now.
+func (ks *Keyspace) hllSparseMax() int64 {
+	if ks.Loading {
+		return math.MaxInt64
+	}
+	return ks.Limits.HLLSparseMaxBytes
 }
 
 // PFADD key [element ...]
@@ -86,38 +97,24 @@ func cmdPFAdd(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	}
 	bp := ks.hllBuf(d, sl)
 	before := sl.v.heapBytes()
-	journal := ks.journaling()
-	if journal {
-		ks.jstart("PFADD")
-		ks.jadd(key)
-	}
-	b, updated := *bp, false
-	var err error
-	for _, ele := range args[2:] {
-		var changed bool
-		if b, changed, err = ks.hllAdd(b, ele); err != nil {
-			break
-		}
-		if changed {
-			updated = true
-			if journal {
-				ks.jadd(ele)
-			}
-		}
-	}
-	*bp = b
+	wasSparse := (*bp)[4] == hllSparse
+	updated, err := ks.pfAddElements(bp, key, args[2:])
 	if updated || created { // a new key counts as an update, as in Redis
-		hllInvalidateCache(b)
+		hllInvalidateCache(*bp)
 		ks.changed(d, sl)
 		d.dataBytes += sl.v.heapBytes() - before
 	}
-	if journal {
-		if updated || created {
+	if ks.journaling() {
+		switch {
+		case wasSparse && (*bp)[4] == hllDense: // promoted: see hllSparseMax
+			ks.jstart(applyName)
+			ks.jput(c.DB, key, sl.v.value, ks.expiryOf(d, h, sl))
 			ks.jend(c.DB)
-		} else {
-			clear(ks.jargs)
-			ks.jargs = ks.jargs[:0]
+		case updated || created:
+			ks.jend(c.DB)
 		}
+		clear(ks.jargs)
+		ks.jargs = ks.jargs[:0]
 	}
 	switch {
 	case err != nil:
@@ -127,6 +124,35 @@ func cmdPFAdd(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	default:
 		w.Int(0)
 	}
+}
+
+// pfAddElements adds elements to the HLL in *bp, stopping at the first
+// error (a damaged value), and reports whether a register changed. While
+// journaling it leaves in ks.jargs the record PFADD key <the elements
+// that changed a register>, for the caller to log or drop.
+func (ks *Keyspace) pfAddElements(bp *[]byte, key []byte, elements [][]byte) (bool, error) {
+	journal := ks.journaling()
+	if journal {
+		ks.jstart("PFADD")
+		ks.jadd(key)
+	}
+	b, updated, limit := *bp, false, ks.hllSparseMax()
+	defer func() { *bp = b }()
+	for _, ele := range elements {
+		index, count := hllPatLen(ele)
+		var changed bool
+		var err error
+		if b, changed, err = hllAddTo(b, index, count, limit); err != nil {
+			return updated, err
+		}
+		if changed {
+			updated = true
+			if journal {
+				ks.jadd(ele)
+			}
+		}
+	}
+	return updated, nil
 }
 
 // PFCOUNT key [key ...]
@@ -179,7 +205,7 @@ func cmdPFMerge(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	}
 	bp := ks.hllBuf(d, sl)
 	before := sl.v.heapBytes()
-	b, err := hllSetRegisters(*bp, max[:], useDense, ks.Limits.HLLSparseMaxBytes)
+	b, err := hllSetRegisters(*bp, max[:], useDense, ks.hllSparseMax())
 	if err != nil { // the key was read above: only a damaged value fails
 		w.Error(errHLLCorrupt)
 		return
