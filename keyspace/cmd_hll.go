@@ -32,7 +32,7 @@ import "math"
 // hllSpecs are the HyperLogLog commands.
 var hllSpecs = []*CommandSpec{
 	{Name: "pfadd", Arity: -2, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: []string{"@write", "@hyperloglog", "@fast"}, run: cmdPFAdd},
-	{Name: "pfcount", Arity: -2, Flags: []string{"readonly", "may_replicate"}, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: []string{"@read", "@hyperloglog", "@slow"}, run: cmdPFCount},
+	{Name: "pfcount", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: []string{"@read", "@hyperloglog", "@slow"}, run: cmdPFCount},
 	{Name: "pfmerge", Arity: -2, Flags: fWDeny, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: []string{"@write", "@hyperloglog", "@slow"}, run: cmdPFMerge},
 	{Name: "pfdebug", Arity: 3, Flags: []string{"write", "denyoom", "admin"}, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: []string{"@write", "@hyperloglog", "@admin", "@slow", "@dangerous"}, run: cmdPFDebug},
 	{Name: "pfselftest", Arity: 1, Flags: []string{"admin"}, ACLCategories: []string{"@hyperloglog", "@admin", "@slow", "@dangerous"}, run: cmdPFSelfTest},
@@ -65,7 +65,11 @@ func (ks *Keyspace) hllBuf(d *db, sl *slot[entry]) *[]byte {
 	}
 	old := sl.v.heapBytes()
 	b := sl.v.bytes()
-	nb := make([]byte, len(b), len(b)+len(b)/4)
+	room := 16 // a sparse value grows by a few bytes at a time
+	if b[4] == hllDense {
+		room = 0 // a dense value never grows
+	}
+	nb := make([]byte, len(b), len(b)+room)
 	copy(nb, b)
 	sl.v.value = bufValue(nb)
 	d.dataBytes += sl.v.heapBytes() - old
