@@ -21,13 +21,15 @@ import "math"
 // replay: so the PFADD that promoted a value logs the value it left, once
 // in the key's life, and replay never promotes by size (hllSparseMax).
 // With that, replay rebuilds the same bytes, damaged values included.
-// PFCOUNT writes the cardinality it computed
-// into the header's cache, as Redis does, but logs nothing and leaves
-// the key clean for the checkpoint: the cache is an optimization a later
-// PFADD invalidates, so a replayed or reloaded value may differ from the
-// live one only in a cache that is stale or absent, never in a register
+//
+// PFCOUNT writes the cardinality it computed into the header's cache, as
+// Redis does, but logs nothing and leaves the key clean for the
+// checkpoint: the cache is an optimization that a PFADD changing a
+// register invalidates, so a replayed or reloaded value may differ from
+// the live one only in the 8 cache bytes (stale where the live one is
+// valid, or a stale remnant of another count), never in a register
 // (Redis propagates the PFCOUNT instead; logging a read here would make
-// it wait for the WAL).
+// its reply wait for the WAL and rewrite 12 KiB heap records for nothing).
 
 // hllSpecs are the HyperLogLog commands.
 var hllSpecs = []*CommandSpec{
