@@ -234,3 +234,33 @@ func TestHLLCorruptionMatchesRedis(t *testing.T) {
 		both(t, h, rc, "PFCOUNT", "hll")
 	}
 }
+
+// TestHLLValuesCrossBetweenServers: a value built by redis-server alone,
+// SET into moond, reads and grows the same as on redis-server, and a
+// value built by moond alone does the same on redis-server (as DUMP and
+// RESTORE or a replica would carry them).
+func TestHLLValuesCrossBetweenServers(t *testing.T) {
+	rc := startRedis(t)
+	h := newHarness(t)
+	redisDo(t, rc, "FLUSHALL")
+	redisDo(t, rc, "CONFIG", "SET", "hll-sparse-max-bytes", "3000")
+	rng := rand.New(rand.NewPCG(31, 32))
+	for i, size := range []int{5, 500, 5000} {
+		fromRedis, fromMoond := fmt.Sprintf("r%d", i), fmt.Sprintf("m%d", i)
+		eles := hllElements(rng, size)
+		redisDo(t, rc, append([]string{"PFADD", fromRedis}, eles...)...)
+		h.do(append([]string{"PFADD", fromMoond}, eles[:size/2]...)...)
+		rb, _ := strconv.Unquote(redisDo(t, rc, "GET", fromRedis))
+		mb, _ := strconv.Unquote(h.do("GET", fromMoond))
+		h.expectArgs("OK", "SET", fromRedis, rb)
+		if got := redisDo(t, rc, "SET", fromMoond, mb); got != `"OK"` {
+			t.Fatalf("SET on redis-server: %s", got)
+		}
+		for _, key := range []string{fromRedis, fromMoond} {
+			both(t, h, rc, "PFCOUNT", key)
+			both(t, h, rc, append([]string{"PFADD", key}, hllElements(rng, 300)...)...)
+			both(t, h, rc, "GET", key)
+			both(t, h, rc, "PFCOUNT", key)
+		}
+	}
+}
