@@ -25,6 +25,9 @@ func FuzzExec(f *testing.F) {
 			return
 		}
 		spec := specs[int(data[0])%len(specs)]
+		if spec.Name == "pfselftest" {
+			return // a second of work that reads no argument and no key
+		}
 		args := [][]byte{[]byte(spec.Name)}
 		if len(data) > 1 {
 			args = append(args, bytes.Split(data[1:], []byte{0})...)
