@@ -19,33 +19,10 @@ func cmdScan(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		w.Error(errInvalidCur)
 		return
 	}
-	count := int64(10)
-	var pattern, typ []byte
-	for i := 2; i < len(args); i += 2 {
-		more := i+1 < len(args)
-		switch {
-		case equalFold(args[i], "count") && more:
-			n, ok := parseInt(args[i+1])
-			if !ok {
-				w.Error(errNotInteger)
-				return
-			}
-			if n < 1 {
-				w.Error(errSyntax)
-				return
-			}
-			count = n
-		case equalFold(args[i], "match") && more:
-			pattern = args[i+1]
-			if len(pattern) == 1 && pattern[0] == '*' {
-				pattern = nil // matches everything
-			}
-		case equalFold(args[i], "type") && more:
-			typ = args[i+1]
-		default:
-			w.Error(errSyntax)
-			return
-		}
+	count, pattern, typ, msg := parseScanOptions(args, 2, true)
+	if msg != "" {
+		w.Error(msg)
+		return
 	}
 
 	d := ks.db(c)
@@ -88,4 +65,36 @@ func cmdScan(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		w.BulkString(k)
 	}
 	ks.releaseKeysTmp(keys)
+}
+
+// parseScanOptions parses the options of SCAN (withType) and of HSCAN,
+// SSCAN and ZSCAN, args[from:]: [MATCH pattern] [COUNT count] [TYPE type],
+// with Redis's errors ("" when they parse). A MATCH of "*" is returned as
+// nil: it matches everything.
+func parseScanOptions(args [][]byte, from int, withType bool) (count int64, pattern, typ []byte, msg string) {
+	count = 10
+	for i := from; i < len(args); i += 2 {
+		more := i+1 < len(args)
+		switch {
+		case equalFold(args[i], "count") && more:
+			n, ok := parseInt(args[i+1])
+			if !ok {
+				return 0, nil, nil, errNotInteger
+			}
+			if n < 1 {
+				return 0, nil, nil, errSyntax
+			}
+			count = n
+		case equalFold(args[i], "match") && more:
+			pattern = args[i+1]
+			if len(pattern) == 1 && pattern[0] == '*' {
+				pattern = nil
+			}
+		case withType && equalFold(args[i], "type") && more:
+			typ = args[i+1]
+		default:
+			return 0, nil, nil, errSyntax
+		}
+	}
+	return count, pattern, typ, ""
 }

@@ -27,31 +27,10 @@ func cmdSScan(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		w.ArrayHeader(0)
 		return
 	}
-	count := int64(10)
-	var pattern []byte
-	for i := 3; i < len(args); i += 2 {
-		more := i+1 < len(args)
-		switch {
-		case equalFold(args[i], "count") && more:
-			n, ok := parseInt(args[i+1])
-			if !ok {
-				w.Error(errNotInteger)
-				return
-			}
-			if n < 1 {
-				w.Error(errSyntax)
-				return
-			}
-			count = n
-		case equalFold(args[i], "match") && more:
-			pattern = args[i+1]
-			if len(pattern) == 1 && pattern[0] == '*' {
-				pattern = nil
-			}
-		default:
-			w.Error(errSyntax)
-			return
-		}
+	count, pattern, _, msg := parseScanOptions(args, 3, false)
+	if msg != "" {
+		w.Error(msg)
+		return
 	}
 	p := sl.v.p
 	var a memberArena
