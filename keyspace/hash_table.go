@@ -35,8 +35,13 @@ func newHashTable(n int) *hashTable {
 	return t
 }
 
-// pairValue returns the value bytes of the pair in sl.
+// pairValue returns the value bytes of the pair in sl. An empty value has
+// no bytes to point at: the field may end exactly where its allocation
+// does, and a pointer past an allocation is invalid (checkptr refuses it).
 func pairValue(sl *slot[uint64]) []byte {
+	if sl.v == 0 {
+		return []byte{}
+	}
 	flen := int(sl.kw & kwLenMask)
 	return unsafe.Slice((*byte)(unsafe.Add(sl.kp, flen)), sl.v)
 }
@@ -67,7 +72,9 @@ func (t *hashTable) set(f, v []byte) bool {
 	if sl := t.d.find(h, f); sl != nil {
 		old := allocSize(int64(len(f)) + int64(sl.v))
 		if allocSize(int64(len(f)+len(v))) == old && sl.kp != unsafe.Pointer(&emptyKey) {
-			copy(unsafe.Slice((*byte)(unsafe.Add(sl.kp, len(f))), len(v)), v)
+			if len(v) > 0 { // an empty value: nothing to copy, and no byte past the field
+				copy(unsafe.Slice((*byte)(unsafe.Add(sl.kp, len(f))), len(v)), v)
+			}
 			sl.v = uint64(len(v))
 			return false
 		}

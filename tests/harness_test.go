@@ -146,7 +146,9 @@ func launch(t testing.TB, dir, backend string, shards int, extra ...string) *ser
 		if t.Failed() {
 			// The server's side of a failure: a crash, a refusal, the
 			// log lines before the client saw something go wrong.
-			t.Logf("moond on port %d (%s) exited %v; its log:\n%s", s.port, s.dir, s.cmd.ProcessState, s.log.String())
+			err := <-s.done
+			s.done <- err
+			t.Logf("moond on port %d (%s) exited (%v); its log:\n%s", s.port, s.dir, err, s.log.String())
 		}
 	})
 	return s
@@ -228,11 +230,12 @@ func (s *server) waitReady() {
 }
 
 func (s *server) kill() {
-	if s.cmd.ProcessState != nil {
-		return
-	}
-	s.cmd.Process.Kill()
-	<-s.done
+	// Every reader of done puts the result back, so it is there once the
+	// process exited; ProcessState is not read here: the goroutine in
+	// launch writes it when the process exits on its own.
+	s.cmd.Process.Kill() // an error when it exited already: nothing to do
+	err := <-s.done
+	s.done <- err
 }
 
 // stop sends SIGTERM and waits for a clean exit.
