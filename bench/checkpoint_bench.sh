@@ -28,6 +28,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 KEYSPACE=${KEYSPACE:-1000000}
 TAIL=${TAIL:-10000}
 REQUESTS=${REQUESTS:-500000}
@@ -266,12 +268,5 @@ done
 		"keys loaded with \`redis-cli --pipe\` (SET key:%012d), \`redis-benchmark -t get|set -P 1 -c $CLIENTS -n $REQUESTS -r $KEYSPACE -d $DATA_SIZE --csv\`."
 } >"$WORK/section.md"
 cat "$WORK/section.md"
-if grep -qxF "$MARK_START" "$BENCH_MD" 2>/dev/null; then
-	awk -v s="$MARK_START" -v e="$MARK_END" -v f="$WORK/section.md" '
-		$0 == s { print; while ((getline l < f) > 0) print l; skip = 1; next }
-		$0 == e { skip = 0 }
-		!skip { print }' "$BENCH_MD" >"$WORK/md" && cat "$WORK/md" >"$BENCH_MD"
-else
-	{ echo; echo "## Checkpoint: restart time and latency"; echo; echo "$MARK_START"; cat "$WORK/section.md"; echo "$MARK_END"; } >>"$BENCH_MD"
-fi
+write_section "$BENCH_MD" "$MARK_START" "$MARK_END" "$WORK/section.md" "Checkpoint: restart time and latency"
 log "wrote the bench-checkpoint section of $BENCH_MD"

@@ -26,6 +26,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 ROUNDS=${ROUNDS:-7}
 REQUESTS=${REQUESTS:-200000}
 REQUESTS_PIPELINED=${REQUESTS_PIPELINED:-1000000}
@@ -279,12 +281,5 @@ reply_times
 	done
 } >"$WORK/section.md"
 cat "$WORK/section.md"
-if grep -qxF "$MARK_START" "$BENCH_MD" 2>/dev/null; then
-	awk -v s="$MARK_START" -v e="$MARK_END" -v f="$WORK/section.md" '
-		$0 == s { print; while ((getline l < f) > 0) print l; skip = 1; next }
-		$0 == e { skip = 0 }
-		!skip { print }' "$BENCH_MD" >"$WORK/md" && cat "$WORK/md" >"$BENCH_MD"
-else
-	{ echo; echo "## Data types: hashes and sets against redis-server"; echo; echo "$MARK_START"; cat "$WORK/section.md"; echo "$MARK_END"; } >>"$BENCH_MD"
-fi
+write_section "$BENCH_MD" "$MARK_START" "$MARK_END" "$WORK/section.md" "Data types: hashes and sets against redis-server"
 log "wrote the bench-types section of $BENCH_MD"
