@@ -1,15 +1,18 @@
 package keyspace
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/binary"
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // ZUNION, ZINTER, ZDIFF, ZINTERCARD and the *STORE forms, as Redis's
-// zunionInterDiffGenericCommand. Inputs must be sorted sets (see the
-// package notes: plain sets as inputs wait for the set type).
+// zunionInterDiffGenericCommand. An input is a sorted set or, as in Redis,
+// a plain set, whose members all have score 1.
 
 type zsetOpKind int
 
@@ -108,11 +111,15 @@ func (ks *Keyspace) parseZSetOp(c *Client, args [][]byte, idx int, op zsetOpKind
 		if sl == nil {
 			continue
 		}
-		if sl.v.kind() != KindZSet {
+		switch sl.v.kind() {
+		case KindZSet:
+			a.srcs[i].z = zsetAt(sl)
+		case KindSet:
+			a.srcs[i].z = zsetOfSet(sl.v.p, &ks.Limits)
+		default:
 			w.Error(errWrongType)
 			return a, false
 		}
-		a.srcs[i].z = zsetAt(sl)
 	}
 	return a, a.parseOptions(args[idx+1+int(n):], op, store, cardOnly, w)
 }
@@ -312,4 +319,21 @@ func cmdZInterCard(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		return
 	}
 	w.Int(int64(len(a.compute(zopInter))))
+}
+
+// zsetOfSet returns a sorted set holding the members of the set p, each
+// with score 1: a plain set as an input of ZUNION, ZINTER and ZDIFF. It is
+// a copy built for the command, never stored.
+func zsetOfSet(p unsafe.Pointer, lim *EncodingLimits) *zset {
+	members := setMembers(p)
+	slices.SortFunc(members, bytes.Compare) // equal scores: member order
+	var body []byte
+	maxLen := 0
+	for _, m := range members {
+		body = binary.AppendUvarint(body, uint64(len(m)))
+		body = append(body, m...)
+		body = binary.LittleEndian.AppendUint64(body, math.Float64bits(1))
+		maxLen = max(maxLen, len(m))
+	}
+	return zsetFromSorted(body, len(members), maxLen, lim)
 }

@@ -431,3 +431,24 @@ func TestZSetMemoryIsAccounted(t *testing.T) {
 		}
 	})
 }
+
+// Plain sets are inputs of ZUNION, ZINTER, ZDIFF and ZINTERCARD, every
+// member with score 1, as in Redis (zset.tcl's "ZUNIONSTORE with a regular
+// set and weights", "ZINTERSTORE regression with two sets, intset+hashtable").
+func TestZSetOpsTakePlainSets(t *testing.T) {
+	h := newHarness(t)
+	h.script(
+		"SADD seta a b c", n(3),
+		"SADD setb 1 2 3", n(3),
+		"ZADD zsetb 1 b 2 c 3 d", n(3),
+		"ZUNIONSTORE zsetc 2 seta zsetb WEIGHTS 2 3", n(4),
+		"ZRANGE zsetc 0 -1 WITHSCORES", "[\"a\" \"2\" \"b\" \"5\" \"c\" \"8\" \"d\" \"9\"]",
+		"ZINTER 2 seta zsetb WITHSCORES", "[\"b\" \"2\" \"c\" \"3\"]",
+		"ZDIFF 2 seta zsetb", "[\"a\"]",
+		"ZINTERCARD 2 seta zsetb", n(2),
+		"ZUNION 2 seta setb", "[\"1\" \"2\" \"3\" \"a\" \"b\" \"c\"]",
+		"ZINTERSTORE dst 2 seta setb", n(0),
+		"SET str x", "OK",
+		"ZUNION 2 seta str", "(error) "+errWrongType,
+	)
+}
