@@ -3,9 +3,8 @@ package keyspace
 import "unsafe"
 
 // List commands (Redis's t_list.c). The blocking forms (BLPOP, BRPOP,
-// BLMOVE, BRPOPLPUSH, BLMPOP) need the server's blocking framework and are
-// not here yet; listMove and listMPop are what they will call once a key
-// has data.
+// BLMOVE, BRPOPLPUSH, BLMPOP) are in cmd_block.go; they call listPopReply,
+// listMove and listMPop once a key has data.
 //
 // Journal forms (see journal.go):
 //

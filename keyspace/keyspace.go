@@ -24,6 +24,17 @@ type Client struct {
 	// NoTouch is CLIENT NO-TOUCH: reads leave the keys' LRU clocks alone
 	// (TOUCH still updates them).
 	NoTouch bool
+	// WouldBlock is set by a blocking command (BLPOP, ...) that found no
+	// data in any of its keys: it replied nothing, and the server waits
+	// for a write to them (see cmd_block.go). The caller clears it.
+	WouldBlock bool
+	// NoBlock makes a blocking command that finds no data reply as on a
+	// timeout instead of waiting (inside MULTI, as Redis does).
+	NoBlock bool
+	// Serving is set while the server runs a blocked command again for a
+	// key that was written: a key of another kind there is not ready (the
+	// client waits on) rather than WRONGTYPE.
+	Serving bool
 }
 
 // Keyspace is one shard's slice of the data: its databases and the state

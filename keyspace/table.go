@@ -34,6 +34,9 @@ type CommandSpec struct {
 	// must accept any args (a wrong count is the command's own error to
 	// give) and never index past them.
 	MovableKeys func(args [][]byte, dst []int) []int
+	// Block is set for a blocking command (BLPOP, BZPOPMIN, ...): how the
+	// server waits when the command finds no data (Client.WouldBlock).
+	Block *BlockSpec
 
 	run   func(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter)
 	write bool // Flags holds "write" (set at init)
@@ -93,7 +96,7 @@ var (
 // specs is the command table, with Redis 7.0's arity, flags, key positions
 // and ACL categories for every command this package implements: one list
 // per family, each in the file of its commands.
-var specs = slices.Concat(stringSpecs, keySpecs, dbSpecs, hashSpecs, setSpecs, bitmapSpecs, hllSpecs, listSpecs, zsetSpecs)
+var specs = slices.Concat(stringSpecs, keySpecs, dbSpecs, hashSpecs, setSpecs, bitmapSpecs, hllSpecs, listSpecs, zsetSpecs, blockSpecs)
 
 // stringSpecs are the string commands.
 var stringSpecs = []*CommandSpec{

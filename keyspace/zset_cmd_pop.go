@@ -2,8 +2,7 @@ package keyspace
 
 // ZPOPMIN, ZPOPMAX and ZMPOP (Redis's genericZpopCommand), journaled as
 // ZREM of the members popped, or DEL when the set is emptied. The blocking
-// forms (BZPOPMIN, BZPOPMAX, BZMPOP) come with the server's blocking
-// framework.
+// forms (BZPOPMIN, BZPOPMAX, BZMPOP) are in cmd_block.go.
 
 const (
 	errZPositive    = "ERR value is out of range, must be positive"
@@ -104,42 +103,52 @@ func (ks *Keyspace) zpopGeneric(c *Client, keys [][]byte, max bool, count int64,
 
 // ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]
 func cmdZMPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	numkeys, ok := parseInt(args[1])
+	keys, max, count, ok := parseZMPop(args, 1, w)
+	if !ok {
+		return
+	}
+	ks.zpopGeneric(c, keys, max, count, true, w)
+}
+
+// parseZMPop parses [B]ZMPOP's arguments from numkeys (at args[at]) on:
+// the keys, MAX, and the count (1 unless given), or replies with the
+// error.
+func parseZMPop(args [][]byte, at int, w ReplyWriter) (keys [][]byte, max bool, count int64, ok bool) {
+	numkeys, ok := parseInt(args[at])
 	if !ok || numkeys < 1 {
 		w.Error(errZNumkeys)
-		return
+		return nil, false, 0, false
 	}
-	whereIdx := 2 + numkeys
+	whereIdx := int64(at) + 1 + numkeys
 	if whereIdx >= int64(len(args)) {
 		w.Error(errSyntax)
-		return
+		return nil, false, 0, false
 	}
-	var max bool
 	switch {
 	case equalFold(args[whereIdx], "min"):
 	case equalFold(args[whereIdx], "max"):
 		max = true
 	default:
 		w.Error(errSyntax)
-		return
+		return nil, false, 0, false
 	}
-	count := int64(-1)
+	count = -1
 	for j := int(whereIdx) + 1; j < len(args); j++ {
 		if count == -1 && equalFold(args[j], "count") && j+1 < len(args) {
 			j++
 			n, ok := parseInt(args[j])
 			if !ok || n < 1 {
 				w.Error(errZCountAbove0)
-				return
+				return nil, false, 0, false
 			}
 			count = n
 			continue
 		}
 		w.Error(errSyntax)
-		return
+		return nil, false, 0, false
 	}
 	if count == -1 {
 		count = 1
 	}
-	ks.zpopGeneric(c, args[2:whereIdx], max, count, true, w)
+	return args[at+1 : whereIdx], max, count, true
 }

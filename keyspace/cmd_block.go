@@ -1,0 +1,313 @@
+package keyspace
+
+import (
+	"math"
+	"math/big"
+)
+
+// The blocking pops: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
+// BZPOPMAX and BZMPOP.
+//
+// In the keyspace a blocking command is its non-blocking form over the
+// first of its keys that holds data, journaled as that form (LPOP k 1,
+// MOOND.APPLY CMD ... for a move, ZREM, or DEL when the value empties):
+// replay never sees a blocking command. When none of its keys holds data
+// it replies nothing and sets Client.WouldBlock; the server then parks the
+// client (server/block.go) and, once a write touches one of the keys, runs
+// the command again for that key alone (BlockSpec.ServeArgs) with
+// Client.Serving set. The keyspace keeps no blocking state.
+//
+// Redis 7.0's rules kept here: the timeout is parsed first (BLMOVE's
+// LEFT|RIGHT before it); a key of another kind met before one with data is
+// WRONGTYPE when the command is called, but not when it is served: a
+// blocked client waits on until the key holds its kind again (7.0's
+// serveClientsBlockedOnKey looks only at keys of the kind waited for).
+
+// BlockSpec tells the server how a blocking command waits.
+type BlockSpec struct {
+	// TimeoutArg is the index of the timeout argument; negative counts from
+	// the end (-1 is the last argument).
+	TimeoutArg int
+	// WaitKeys appends to dst the indexes in args of the keys the command
+	// waits on, in the order it tries them (BLMOVE waits on its source
+	// only). args passed the command's own checks.
+	WaitKeys func(args [][]byte, dst []int) []int
+	// ServeArgs returns the arguments that serve the command from the key
+	// at index pos of args alone.
+	ServeArgs func(args [][]byte, pos int) [][]byte
+	// NullBulk: the command's reply on timeout is a null bulk string
+	// (BLMOVE, BRPOPLPUSH); the others answer a null array.
+	NullBulk bool
+}
+
+// Timeout returns the timeout argument of args.
+func (b *BlockSpec) Timeout(args [][]byte) []byte {
+	i := b.TimeoutArg
+	if i < 0 {
+		i += len(args)
+	}
+	return args[i]
+}
+
+var (
+	fWBlock        = []string{"write", "blocking"}
+	fWDenyBlock    = []string{"write", "denyoom", "blocking"}
+	fWFastBlock    = []string{"write", "fast", "blocking"}
+	fWBlockMovable = []string{"write", "blocking", "movablekeys"}
+	cListBlock     = []string{"@write", "@list", "@slow", "@blocking"}
+	cZBlockFast    = []string{"@write", "@sortedset", "@fast", "@blocking"}
+	cZBlockSlow    = []string{"@write", "@sortedset", "@slow", "@blocking"}
+	argZero        = []byte("0")
+	argOne         = []byte("1")
+)
+
+// blockSpecs are the blocking list and sorted-set commands.
+var blockSpecs = []*CommandSpec{
+	{Name: "blpop", Arity: -3, Flags: fWBlock, FirstKey: 1, LastKey: -2, Step: 1, ACLCategories: cListBlock, Block: blockKeysThenTimeout, run: cmdBLPop},
+	{Name: "brpop", Arity: -3, Flags: fWBlock, FirstKey: 1, LastKey: -2, Step: 1, ACLCategories: cListBlock, Block: blockKeysThenTimeout, run: cmdBRPop},
+	{Name: "brpoplpush", Arity: 4, Flags: fWDenyBlock, FirstKey: 1, LastKey: 2, Step: 1, ACLCategories: cListBlock, Block: blockMove, run: cmdBRPopLPush},
+	{Name: "blmove", Arity: 6, Flags: fWDenyBlock, FirstKey: 1, LastKey: 2, Step: 1, ACLCategories: cListBlock, Block: blockMove, run: cmdBLMove},
+	{Name: "blmpop", Arity: -5, Flags: fWBlockMovable, ACLCategories: cListBlock, MovableKeys: numkeysKeys(2), Block: blockMPop, run: cmdBLMPop},
+	{Name: "bzpopmin", Arity: -3, Flags: fWFastBlock, FirstKey: 1, LastKey: -2, Step: 1, ACLCategories: cZBlockFast, Block: blockKeysThenTimeout, run: cmdBZPopMin},
+	{Name: "bzpopmax", Arity: -3, Flags: fWFastBlock, FirstKey: 1, LastKey: -2, Step: 1, ACLCategories: cZBlockFast, Block: blockKeysThenTimeout, run: cmdBZPopMax},
+	{Name: "bzmpop", Arity: -5, Flags: fWBlockMovable, ACLCategories: cZBlockSlow, MovableKeys: numkeysKeys(2), Block: blockMPop, run: cmdBZMPop},
+}
+
+// blockKeysThenTimeout: CMD key [key ...] timeout (BLPOP, BRPOP, BZPOPMIN,
+// BZPOPMAX), served as CMD key 0.
+var blockKeysThenTimeout = &BlockSpec{
+	TimeoutArg: -1,
+	WaitKeys: func(args [][]byte, dst []int) []int {
+		for i := 1; i < len(args)-1; i++ {
+			dst = append(dst, i)
+		}
+		return dst
+	},
+	ServeArgs: func(args [][]byte, pos int) [][]byte {
+		return [][]byte{args[0], args[pos], argZero}
+	},
+}
+
+// blockMove: BLMOVE src dst LEFT|RIGHT LEFT|RIGHT timeout and BRPOPLPUSH
+// src dst timeout wait on src; served as themselves with timeout 0.
+var blockMove = &BlockSpec{
+	TimeoutArg: -1,
+	WaitKeys:   func(args [][]byte, dst []int) []int { return append(dst, 1) },
+	ServeArgs: func(args [][]byte, _ int) [][]byte {
+		out := append([][]byte(nil), args...)
+		out[len(out)-1] = argZero
+		return out
+	},
+	NullBulk: true,
+}
+
+// blockMPop: BLMPOP|BZMPOP timeout numkeys key [key ...] side [COUNT n],
+// served as CMD 0 1 key side [COUNT n].
+var blockMPop = &BlockSpec{
+	TimeoutArg: 1,
+	WaitKeys:   numkeysKeys(2),
+	ServeArgs: func(args [][]byte, pos int) [][]byte {
+		n, _ := parseInt(args[2])
+		out := [][]byte{args[0], argZero, argOne, args[pos]}
+		return append(out, args[3+int(n):]...)
+	},
+}
+
+// Blocking timeouts, as Redis 7.0's getTimeoutFromObjectOrReply words
+// them.
+const (
+	errTimeoutFloat = "ERR timeout is not a float or out of range"
+	errTimeoutNeg   = "ERR timeout is negative"
+	errTimeoutRange = "ERR timeout is out of range"
+)
+
+// ParseBlockTimeout parses a blocking command's timeout in seconds (a
+// long double, as Redis reads it) into milliseconds, truncated as Redis's
+// (long long)(seconds*1000) truncates: 0 waits for ever. now is the unix
+// time in milliseconds, for the range check (now + timeout must fit). It
+// returns the error reply when the argument is refused.
+func ParseBlockTimeout(b []byte, now int64) (ms int64, msg string) {
+	f, ok := parseLongDouble(b)
+	if !ok {
+		return 0, errTimeoutFloat
+	}
+	v, _ := new(big.Float).Mul(f, big.NewFloat(1000)).Float64()
+	// Past the int64 range C's conversion yields LLONG_MIN on the
+	// machines Redis runs on, which Redis then calls negative.
+	if v < 0 || v >= math.MaxInt64 || math.IsInf(v, 0) {
+		return 0, errTimeoutNeg
+	}
+	ms = int64(v)
+	if ms > 0 && ms > math.MaxInt64-now {
+		return 0, errTimeoutRange
+	}
+	return ms, ""
+}
+
+// blockTimeoutOK checks the timeout argument, replying the error if it is
+// refused.
+func (ks *Keyspace) blockTimeoutOK(b []byte, w ReplyWriter) bool {
+	if _, msg := ParseBlockTimeout(b, ks.now); msg != "" {
+		w.Error(msg)
+		return false
+	}
+	return true
+}
+
+// noData ends a blocking command none of whose keys holds data: a client
+// that may not block gets the timeout's reply, any other waits.
+func noData(c *Client, nullBulk bool, w ReplyWriter) {
+	switch {
+	case !c.NoBlock:
+		c.WouldBlock = true
+	case nullBulk:
+		w.Null()
+	default:
+		w.NullArray()
+	}
+}
+
+// firstWithData returns the index in keys of the first key that holds a
+// value of kind k (collections are never empty), or -1 when none does; a
+// key of another kind before it is WRONGTYPE (replied, -2), but when the
+// command is being served, where it is passed over.
+func (ks *Keyspace) firstWithData(c *Client, keys [][]byte, k Kind, w ReplyWriter) int {
+	for i, key := range keys {
+		sl, _ := ks.lookupWrite(c, key)
+		switch {
+		case sl == nil:
+		case sl.v.kind() == k:
+			return i
+		case !c.Serving:
+			w.Error(errWrongType)
+			return -2
+		}
+	}
+	return -1
+}
+
+func cmdBLPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
+	ks.blockingPop(c, args, true, w)
+}
+
+func cmdBRPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
+	ks.blockingPop(c, args, false, w)
+}
+
+// blockingPop is BLPOP|BRPOP key [key ...] timeout: [key, element].
+func (ks *Keyspace) blockingPop(c *Client, args [][]byte, front bool, w ReplyWriter) {
+	if !ks.blockTimeoutOK(args[len(args)-1], w) {
+		return
+	}
+	keys := args[1 : len(args)-1]
+	switch i := ks.firstWithData(c, keys, KindList, w); {
+	case i >= 0:
+		sl, h := ks.lookupWrite(c, keys[i])
+		w.ArrayHeader(2)
+		w.Bulk(keys[i])
+		ks.listPopReply(c, sl, h, keys[i], front, 1, false, w)
+	case i == -1:
+		noData(c, false, w)
+	}
+}
+
+// BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
+func cmdBLMove(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
+	from, ok1 := parseWhere(args[3])
+	to, ok2 := parseWhere(args[4])
+	if !ok1 || !ok2 {
+		w.Error(errSyntax)
+		return
+	}
+	ks.blockingMove(c, args[1], args[2], from, to, args[5], w)
+}
+
+// BRPOPLPUSH source destination timeout
+func cmdBRPopLPush(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
+	ks.blockingMove(c, args[1], args[2], false, true, args[3], w)
+}
+
+func (ks *Keyspace) blockingMove(c *Client, src, dst []byte, from, to bool, timeout []byte, w ReplyWriter) {
+	if !ks.blockTimeoutOK(timeout, w) {
+		return
+	}
+	switch i := ks.firstWithData(c, [][]byte{src}, KindList, w); {
+	case i >= 0:
+		sl, h := ks.lookupWrite(c, src)
+		ks.listMove(c, sl, h, src, dst, from, to, w)
+	case i == -1:
+		noData(c, true, w)
+	}
+}
+
+// BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
+func cmdBLMPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
+	if !ks.blockTimeoutOK(args[1], w) {
+		return
+	}
+	keys, front, count, ok := parseMPop(args, 2, w)
+	if !ok {
+		return
+	}
+	switch i := ks.firstWithData(c, keys, KindList, w); {
+	case i >= 0:
+		ks.listMPop(c, keys[i:i+1], front, count, w)
+	case i == -1:
+		noData(c, false, w)
+	}
+}
+
+func cmdBZPopMin(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
+	ks.blockingZPop(c, args, false, w)
+}
+
+func cmdBZPopMax(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
+	ks.blockingZPop(c, args, true, w)
+}
+
+// blockingZPop is BZPOPMIN|BZPOPMAX key [key ...] timeout: [key, member,
+// score].
+func (ks *Keyspace) blockingZPop(c *Client, args [][]byte, max bool, w ReplyWriter) {
+	if !ks.blockTimeoutOK(args[len(args)-1], w) {
+		return
+	}
+	keys := args[1 : len(args)-1]
+	i := ks.firstWithData(c, keys, KindZSet, w)
+	if i == -1 {
+		noData(c, false, w)
+	}
+	if i < 0 {
+		return
+	}
+	key := keys[i]
+	sl, h := ks.lookupWrite(c, key)
+	z := zsetAt(sl)
+	at := 0
+	if max {
+		at = z.card() - 1
+	}
+	w.ArrayHeader(3)
+	w.Bulk(key)
+	z.each(at, at, max, func(m []byte, s float64) {
+		w.Bulk(m)
+		w.Double(s)
+	})
+	ks.zremRanks(c, sl, h, key, at, at)
+}
+
+// BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
+func cmdBZMPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
+	if !ks.blockTimeoutOK(args[1], w) {
+		return
+	}
+	keys, max, count, ok := parseZMPop(args, 2, w)
+	if !ok {
+		return
+	}
+	switch i := ks.firstWithData(c, keys, KindZSet, w); {
+	case i >= 0:
+		ks.zpopGeneric(c, keys[i:i+1], max, count, true, w)
+	case i == -1:
+		noData(c, false, w)
+	}
+}
