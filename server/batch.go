@@ -21,6 +21,10 @@ type batchItem struct {
 	proto int
 	args  [][]byte // owned copies: the connection's buffer is reused
 	fn    remoteFn // set for internal requests (INFO, CLIENT LIST, ...) instead of args
+	// block is the spec of a blocking command: when it finds no data it
+	// waits on the target shard (block.go) and answers later, not in
+	// the batch's reply.
+	block *keyspace.CommandSpec
 }
 
 // batch carries every item one loop iteration sends to one target shard:
@@ -31,6 +35,8 @@ type batch struct {
 	// Filled on the target: all replies in one buffer, item i ends at ends[i].
 	buf  []byte
 	ends []int
+	// parked[i] is item i's wait when it blocked (nil: no item did).
+	parked []*blocked
 }
 
 // queueRemote adds an item for shard target to this iteration's batch.
@@ -68,6 +74,15 @@ func (w *worker) runBatch(b *batch) {
 		out.Proto = it.proto
 		if it.fn != nil {
 			it.fn(w, &out)
+		} else if it.block != nil {
+			cl = keyspace.Client{DB: it.db}
+			maxLSN = max(maxLSN, w.exec(&cl, it.block, it.args, &out))
+			if cl.WouldBlock {
+				if b.parked == nil {
+					b.parked = make([]*blocked, len(b.items))
+				}
+				b.parked[i] = w.blockOn(it.conn, it.reply, b.from, it.block, it.args, it.db, it.proto)
+			}
 		} else {
 			cl.DB = it.db
 			maxLSN = max(maxLSN, w.execData(&cl, it.args, &out))
@@ -110,7 +125,13 @@ func (w *worker) deliverBatch(b *batch) {
 	for i := range b.items {
 		it := &b.items[i]
 		end := b.ends[i]
-		if it.conn.state != connClosed {
+		switch {
+		case b.parked != nil && b.parked[i] != nil:
+			it.conn.parked(b.parked[i])
+		case it.conn.state != connClosed:
+			if it.block != nil {
+				it.conn.blockWait = nil
+			}
 			it.reply.fill(it.part, b.buf[start:end:end])
 		}
 		start = end

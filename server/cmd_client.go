@@ -22,6 +22,7 @@ var clientHelp = []string{
 	"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are: ID, ADDR, LADDR, USER, SKIPME.",
 	"LIST [options ...]", "    Return information about client connections. Options: TYPE normal, ID <id> [...].",
 	"SETNAME <name>", "    Assign the name <name> to the current connection.",
+	"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
 	"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
 	"NO-EVICT (ON|OFF)", "    Protect the current client connection from eviction.",
 	"NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
@@ -59,6 +60,8 @@ func cmdClient(c *conn, args [][]byte) {
 		clientList(c, args)
 	case sub == "kill":
 		clientKill(c, args)
+	case sub == "unblock" && (len(args) == 3 || len(args) == 4):
+		clientUnblock(c, args)
 	case (sub == "no-evict" || sub == "no-touch") && len(args) == 3:
 		on := strings.ToLower(string(args[2]))
 		if on != "on" && on != "off" {
@@ -106,7 +109,7 @@ func clientSetInfo(c *conn, args [][]byte) {
 
 // describe is the connection's CLIENT LIST line, with Redis 7's fields.
 func (c *conn) describe(now time.Time) string {
-	flags := "N"
+	flags := c.flags()
 	qbuf := c.rend - c.rpos
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 "+
 		"qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=default "+

@@ -20,6 +20,7 @@ func init() {
 // shardInfo is what one shard contributes to INFO, gathered on its thread.
 type shardInfo struct {
 	clients  int
+	blocked  int
 	stats    workerStats
 	keyspace []dbInfo
 	expired  int64
@@ -32,7 +33,7 @@ type shardInfo struct {
 type dbInfo struct{ keys, expires, avgTTL int64 }
 
 func (w *worker) collectInfo() shardInfo {
-	si := shardInfo{clients: len(w.conns), stats: w.stats}
+	si := shardInfo{clients: len(w.conns), blocked: w.blockedClients, stats: w.stats}
 	si.stats.errorsByPrefix = make(map[string]int64, len(w.stats.errorsByPrefix))
 	for k, v := range w.stats.errorsByPrefix {
 		si.stats.errorsByPrefix[k] = v
@@ -102,6 +103,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 	tot.stats.cmdCalls = make([]cmdStat, len(commandList))
 	for _, si := range infos {
 		tot.clients += si.clients
+		tot.blocked += si.blocked
 		tot.expired += si.expired
 		tot.hits += si.hits
 		tot.misses += si.misses
@@ -168,7 +170,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		kv("maxclients", cfg.MaxClients)
 		kv("client_recent_max_input_buffer", 0)
 		kv("client_recent_max_output_buffer", 0)
-		kv("blocked_clients", 0)
+		kv("blocked_clients", tot.blocked)
 		kv("tracking_clients", 0)
 		kv("clients_in_timeout_table", 0)
 	case "memory":

@@ -60,10 +60,25 @@ type conn struct {
 	holding bool // registered with the worker to be released at waitLSN
 	paused  bool // not reading: the WAL is too far behind, or full (readsPaused)
 
+	// recvBusy: a recv is in flight. Usually that is connReading, but a
+	// connection that waits for a blocked command keeps one posted
+	// (watch), which may still be in flight when the reply is sent.
+	recvBusy bool
+	// unprocessed: the input buffer may hold whole commands that have not
+	// run, because they came in while the connection waited.
+	unprocessed bool
+	// blockWait is the pending reply of a blocking command in progress:
+	// until it is filled the connection runs none of its later input, as
+	// Redis does. blocked is that command's wait, once it blocked (see
+	// block.go), for cancelling it.
+	blockWait *pendingReply
+	blocked   *blocked
+
 	// recvDone and sentDone are c.onRecv and c.onSent, bound once: a
 	// method value passed to the backend escapes, and binding it per call
 	// would allocate twice per request.
-	recvDone, sentDone func(n int, err error)
+	recvDone, sentDone, watchDone func(n int, err error)
+	watchBuf                      []byte
 
 	// ahead parses the input ahead of parser, for prefetchWindow;
 	// aheadKeys holds the keys it found, aheadCommand what their commands'
@@ -80,7 +95,7 @@ func newConn(w *worker, fd runtime.FD, id int64, addr, laddr string) *conn {
 	c.parser.Limits = w.srv.limits()
 	c.authed = w.srv.requirePass() == ""
 	c.parser.Unauthenticated = !c.authed
-	c.recvDone, c.sentDone = c.onRecv, c.onSent
+	c.recvDone, c.sentDone, c.watchDone = c.onRecv, c.onSent, c.onWatch
 	return c
 }
 
@@ -90,6 +105,9 @@ func (c *conn) startRecv() {
 		return
 	}
 	c.state = connReading
+	if c.recvBusy {
+		return // the read posted while the connection waited (watch)
+	}
 	if c.w.sh != nil && c.w.sh.ReadsPaused() { // nil while the shard loads
 		c.paused = true
 		c.w.sh.WhenReadable(c.resumeReading)
@@ -104,7 +122,59 @@ func (c *conn) startRecv() {
 	if c.rend == len(c.rbuf) {
 		c.makeRoom()
 	}
+	c.recvBusy = true
 	c.w.be.Recv(c.fd, c.rbuf[c.rend:], c.recvDone)
+}
+
+// watch keeps a read posted while the connection waits for a blocked
+// command, so that a client that hangs up is noticed (its wait is
+// cancelled when the connection closes); what it reads runs after the
+// wait. The read goes to a buffer of its own (watchBuf), so that rbuf may
+// change under it once the wait is over and the read is still posted. It
+// ignores the WAL's pause: nothing read here runs now.
+func (c *conn) watch() {
+	c.state = connReading
+	if c.recvBusy {
+		return
+	}
+	if c.watchBuf == nil {
+		c.watchBuf = make([]byte, watchBufSize)
+	}
+	c.recvBusy = true
+	c.w.be.Recv(c.fd, c.watchBuf, c.watchDone)
+}
+
+// watchBufSize is the size of a waiting connection's read buffer.
+const watchBufSize = 4 << 10
+
+// onWatch takes what the watch read: held while the connection still
+// waits, run once it does not.
+func (c *conn) onWatch(n int, err error) {
+	c.recvBusy = false
+	if c.state == connClosed {
+		return
+	}
+	if err != nil || n == 0 {
+		c.close()
+		return
+	}
+	if c.rpos == c.rend {
+		c.rpos, c.rend = 0, 0
+	}
+	for c.rend+n > len(c.rbuf) {
+		c.makeRoom()
+	}
+	c.rend += copy(c.rbuf[c.rend:], c.watchBuf[:n])
+	c.w.stats.netInputBytes += int64(n)
+	c.lastActive = c.w.loop.Now()
+	switch {
+	case c.blockWait != nil:
+		c.heldInput()
+	case c.state == connReading: // the reply went; this read was the next
+		c.process()
+	default: // the reply is going: afterSend runs it
+		c.unprocessed = true
+	}
 }
 
 // resumeReading reads again after the shard paused its readers.
@@ -136,6 +206,7 @@ func (c *conn) makeRoom() {
 }
 
 func (c *conn) onRecv(n int, err error) {
+	c.recvBusy = false
 	if c.state == connClosed {
 		return
 	}
@@ -147,6 +218,22 @@ func (c *conn) onRecv(n int, err error) {
 	c.w.stats.netInputBytes += int64(n)
 	c.lastActive = c.w.loop.Now()
 	c.process()
+}
+
+// heldInput keeps input that came while the connection waits (for a
+// blocked command, or for the send of its reply): it runs once the wait
+// is over (afterSend).
+func (c *conn) heldInput() {
+	c.unprocessed = true
+	if c.parser.ExceedsQueryBuffer(c.rend - c.rpos) {
+		c.w.srv.log.Warn("closing client that reached max query buffer length",
+			"id", c.id, "addr", c.addr, "qbuf", c.rend-c.rpos)
+		c.close()
+		return
+	}
+	if c.blockWait != nil && c.state == connReading {
+		c.watch()
+	}
 }
 
 // process runs every whole command in the input buffer, then sends the
@@ -162,7 +249,8 @@ func (c *conn) process() {
 func (c *conn) runInput() {
 	c.state = connRunning
 	window := 0 // commands left that prefetchWindow has looked at
-	for c.rpos < c.rend && !c.closeAfterReply {
+	c.unprocessed = false
+	for c.rpos < c.rend && !c.closeAfterReply && c.blockWait == nil {
 		if window == 0 && c.authed && c.parser.AtCommandStart() {
 			window = c.prefetchWindow()
 		}
@@ -195,6 +283,8 @@ func (c *conn) runInput() {
 	}
 	if c.rpos == c.rend {
 		c.rpos, c.rend = 0, 0
+	} else if c.blockWait != nil {
+		c.unprocessed = true
 	}
 	c.queue.popReady(&c.out)
 }
@@ -263,7 +353,7 @@ func (c *conn) aheadKeysOf(args [][]byte, keys [][]byte) [][]byte {
 // maybeFlush sends what is ready when nothing waits for another shard or
 // for the WAL.
 func (c *conn) maybeFlush() {
-	if c.state != connRunning || !c.queue.empty() || c.holding {
+	if c.state != connRunning || c.holding || !c.queue.empty() && !c.onlyBlockWaits() {
 		return
 	}
 	if c.waitLSN > 0 {
@@ -312,11 +402,25 @@ func (c *conn) afterSend() {
 	switch {
 	case c.closeAfterReply:
 		c.close()
+	case len(c.out.Buf) > 0 || c.waitLSN > 0:
+		// A blocked command's reply came during the send.
+		c.state = connRunning
+		c.maybeFlush()
+	case c.blockWait != nil:
+		c.watch()
+	case c.unprocessed:
+		c.process()
 	default:
 		// process consumed every whole command, so what is left in the
 		// buffer is the start of the next one: read the rest.
 		c.startRecv()
 	}
+}
+
+// onlyBlockWaits reports whether the one reply still queued is the
+// blocking command's: the replies before it may leave.
+func (c *conn) onlyBlockWaits() bool {
+	return c.blockWait != nil && len(c.queue.items)-c.queue.head == 1 && c.queue.items[c.queue.head] == c.blockWait
 }
 
 // noteWrite records that a reply of this connection depends on WAL record
@@ -335,6 +439,11 @@ func (c *conn) close() {
 		return
 	}
 	c.state = connClosed
+	if b := c.blocked; b != nil {
+		c.blocked = nil
+		c.w.blockedClients--
+		c.w.toOwner(b, func() { b.owner.cancelBlocked(b) })
+	}
 	c.w.removeConn(c)
 	c.w.be.Close(c.fd, nil)
 }

@@ -129,6 +129,10 @@ func (s *Server) shardOf(key []byte) int {
 func (c *conn) routeData(spec *keyspace.CommandSpec, args [][]byte) {
 	var posBuf [16]int // MSET of 10 keys fits
 	pos := keyPositions(spec, args, posBuf[:0])
+	if spec.Block != nil {
+		c.runBlocking(spec, args, pos)
+		return
+	}
 	if len(pos) == 0 {
 		c.execLocalSpec(spec, args)
 		return
@@ -163,7 +167,7 @@ func (c *conn) execLocal(args [][]byte) { c.execLocalSpec(keyspace.Lookup(args[0
 func (c *conn) execLocalSpec(spec *keyspace.CommandSpec, args [][]byte) {
 	if c.queue.empty() {
 		start := len(c.out.Buf)
-		c.noteWrite(c.w.sh.Exec(&c.client, spec, args, &c.out))
+		c.noteWrite(c.w.exec(&c.client, spec, args, &c.out))
 		c.w.noteReply(c.out.Buf[start:])
 		return
 	}
@@ -181,7 +185,7 @@ func (c *conn) execPartSpec(spec *keyspace.CommandSpec, args [][]byte) []byte {
 	w := &c.w.scratch
 	w.Reset()
 	w.Proto = c.out.Proto
-	c.noteWrite(c.w.sh.Exec(&c.client, spec, args, w))
+	c.noteWrite(c.w.exec(&c.client, spec, args, w))
 	return append([]byte(nil), w.Buf...)
 }
 

@@ -86,5 +86,11 @@ func (c *conn) delivered() {
 		return
 	}
 	c.queue.popReady(&c.out)
+	if c.state == connReading && c.blockWait == nil && len(c.out.Buf) > 0 {
+		// A blocking command's reply, while the read its wait posted
+		// (watch) is still in flight: the reply goes now, the read
+		// completes later. (While sending, afterSend sends it.)
+		c.state = connRunning
+	}
 	c.maybeFlush()
 }

@@ -35,6 +35,15 @@ type worker struct {
 	blocked    [][]func()
 	retryTimer *runtime.Timer
 
+	// Blocking commands (block.go): the ones this shard owns, by the key
+	// they wait on; the keys written since the last serve; how many this
+	// shard's connections wait for (INFO's blocked_clients).
+	waits          map[waitKey]waitQueue
+	ready          []waitKey
+	serving        bool
+	waitingCmds    int
+	blockedClients int
+
 	scratch resp.Writer
 	stats   workerStats
 	ticker  *runtime.Timer
@@ -193,7 +202,7 @@ func (w *worker) execData(cl *keyspace.Client, args [][]byte, out *resp.Writer) 
 		out.Error(loadingError)
 		return 0
 	}
-	return w.sh.Exec(cl, keyspace.Lookup(args[0]), args, out)
+	return w.exec(cl, keyspace.Lookup(args[0]), args, out)
 }
 
 // stop closes listeners and connections; runs on the loop's thread.

@@ -1,0 +1,167 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/moond-db/moond/keyspace"
+	"github.com/moond-db/moond/resp"
+)
+
+// The connection's side of a blocking command (see block.go): it runs the
+// command on its keys' shard, stops running its input until the reply
+// comes, and cancels the wait when it closes.
+
+// runBlocking runs a blocking command, whose keys are at pos in args. Its
+// keys must share a shard: BLMOVE between shards needs the cross-shard
+// transactions that are not built yet, and waits on keys of several
+// shards are refused the same way until then.
+func (c *conn) runBlocking(spec *keyspace.CommandSpec, args [][]byte, pos []int) {
+	home := c.w.srv.shardOf(args[pos[0]])
+	for _, p := range pos[1:] {
+		if c.w.srv.shardOf(args[p]) != home {
+			c.errorReply("CROSSSLOT Keys in request don't hash to the same slot")
+			return
+		}
+	}
+	reply := c.newPending(1, nil)
+	c.blockWait = reply
+	if home != c.w.id {
+		c.w.queueRemote(home, batchItem{conn: c, reply: reply, db: c.client.DB, proto: c.out.Proto, args: copyArgs(args), block: spec})
+		return
+	}
+	cl := c.client
+	cl.WouldBlock = false
+	out := &c.w.scratch
+	out.Reset()
+	out.Proto = c.out.Proto
+	lsn := c.w.exec(&cl, spec, args, out)
+	if !cl.WouldBlock {
+		c.blockWait = nil
+		c.noteWrite(lsn)
+		reply.fill(0, append([]byte(nil), out.Buf...))
+		c.w.noteReply(reply.data)
+		c.queue.popReady(&c.out)
+		return
+	}
+	c.setBlocked(c.w.blockOn(c, reply, c.w, spec, copyArgs(args), c.client.DB, c.out.Proto))
+}
+
+// setBlocked records that the connection's blocking command waits in b.
+func (c *conn) setBlocked(b *blocked) {
+	c.blocked = b
+	c.w.blockedClients++
+}
+
+// blockedReply runs on b's home shard with the reply that ended b's wait:
+// the connection sends it and goes on with its input.
+func (w *worker) blockedReply(b *blocked, reply []byte) {
+	c := b.conn
+	if c.state == connClosed {
+		return // the wait was cancelled, or the reply crossed the close
+	}
+	if c.blocked == b {
+		c.blocked = nil
+		w.blockedClients--
+	}
+	c.blockWait = nil
+	b.reply.fill(0, reply)
+	w.noteReply(reply)
+	c.delivered()
+}
+
+// toOwner runs f on b's owner: at once when that is this shard, else as a
+// message in order with this shard's others there.
+func (w *worker) toOwner(b *blocked, f func()) {
+	if b.owner == w {
+		f()
+		return
+	}
+	w.send(b.owner, f)
+}
+
+// parked is called on the connection's shard when the command it sent to
+// another shard blocked there, as b.
+func (c *conn) parked(b *blocked) {
+	if b.reply.ready() {
+		// Its reply came first: the batch that says it blocked waited for
+		// the WAL, the timeout's reply did not.
+		return
+	}
+	if c.state == connClosed {
+		c.w.toOwner(b, func() { b.owner.cancelBlocked(b) })
+		return
+	}
+	c.setBlocked(b)
+}
+
+// flags is CLIENT LIST's flags for the connection.
+func (c *conn) flags() string {
+	if c.blocked != nil {
+		return "b"
+	}
+	return "N"
+}
+
+// clientUnblock is CLIENT UNBLOCK id [TIMEOUT|ERROR]: the client's wait,
+// if it has one, ends now with the timeout's reply or the UNBLOCKED error.
+// The client may be on any shard and its wait owned by yet another, so
+// the reply (1 when it was unblocked) comes back once each shard looked.
+func clientUnblock(c *conn, args [][]byte) {
+	withError := false
+	if len(args) == 4 {
+		switch strings.ToLower(string(args[3])) {
+		case "timeout":
+		case "error":
+			withError = true
+		default:
+			c.errorReply("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	}
+	id, err := strconv.ParseInt(string(args[2]), 10, 64)
+	if err != nil {
+		c.errorReply("ERR value is not an integer or out of range")
+		return
+	}
+	n := c.w.srv.nshards
+	reply := c.newPending(n, func(parts [][]byte, w *resp.Writer) {
+		sum := 0
+		for _, p := range parts {
+			sum += len(p)
+		}
+		w.Int(int64(sum))
+	})
+	from := c.w
+	for s := 0; s < n; s++ {
+		part := s
+		// done runs on the shard that decided, cur: one byte per client
+		// unblocked.
+		done := func(cur *worker, unblocked bool) {
+			var b []byte
+			if unblocked {
+				b = []byte{1}
+			}
+			cur.send(from, func() {
+				if c.state != connClosed {
+					reply.fill(part, b)
+					c.delivered()
+				}
+			})
+		}
+		target := from.srv.workers[s]
+		from.send(target, func() { target.unblockConn(id, withError, done) })
+	}
+}
+
+// unblockConn ends the wait of this shard's connection id, if it waits,
+// on the wait's owner, which calls done.
+func (w *worker) unblockConn(id int64, withError bool, done func(cur *worker, unblocked bool)) {
+	cc := w.conns[id]
+	if cc == nil || cc.blocked == nil {
+		done(w, false)
+		return
+	}
+	b := cc.blocked
+	w.toOwner(b, func() { done(b.owner, b.owner.unblock(b, withError)) })
+}
