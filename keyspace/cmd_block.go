@@ -38,6 +38,8 @@ type BlockSpec struct {
 	// NullBulk: the command's reply on timeout is a null bulk string
 	// (BLMOVE, BRPOPLPUSH); the others answer a null array.
 	NullBulk bool
+
+	kind Kind // what it pops
 }
 
 // Timeout returns the timeout argument of args.
@@ -68,29 +70,38 @@ var blockSpecs = []*CommandSpec{
 	{Name: "brpoplpush", Arity: 4, Flags: fWDenyBlock, FirstKey: 1, LastKey: 2, Step: 1, ACLCategories: cListBlock, Block: blockMove, run: cmdBRPopLPush},
 	{Name: "blmove", Arity: 6, Flags: fWDenyBlock, FirstKey: 1, LastKey: 2, Step: 1, ACLCategories: cListBlock, Block: blockMove, run: cmdBLMove},
 	{Name: "blmpop", Arity: -5, Flags: fWBlockMovable, ACLCategories: cListBlock, MovableKeys: numkeysKeys(2), Block: blockMPop, run: cmdBLMPop},
-	{Name: "bzpopmin", Arity: -3, Flags: fWFastBlock, FirstKey: 1, LastKey: -2, Step: 1, ACLCategories: cZBlockFast, Block: blockKeysThenTimeout, run: cmdBZPopMin},
-	{Name: "bzpopmax", Arity: -3, Flags: fWFastBlock, FirstKey: 1, LastKey: -2, Step: 1, ACLCategories: cZBlockFast, Block: blockKeysThenTimeout, run: cmdBZPopMax},
-	{Name: "bzmpop", Arity: -5, Flags: fWBlockMovable, ACLCategories: cZBlockSlow, MovableKeys: numkeysKeys(2), Block: blockMPop, run: cmdBZMPop},
+	{Name: "bzpopmin", Arity: -3, Flags: fWFastBlock, FirstKey: 1, LastKey: -2, Step: 1, ACLCategories: cZBlockFast, Block: blockZKeysThenTimeout, run: cmdBZPopMin},
+	{Name: "bzpopmax", Arity: -3, Flags: fWFastBlock, FirstKey: 1, LastKey: -2, Step: 1, ACLCategories: cZBlockFast, Block: blockZKeysThenTimeout, run: cmdBZPopMax},
+	{Name: "bzmpop", Arity: -5, Flags: fWBlockMovable, ACLCategories: cZBlockSlow, MovableKeys: numkeysKeys(2), Block: blockZMPop, run: cmdBZMPop},
 }
 
 // blockKeysThenTimeout: CMD key [key ...] timeout (BLPOP, BRPOP, BZPOPMIN,
 // BZPOPMAX), served as CMD key 0.
-var blockKeysThenTimeout = &BlockSpec{
-	TimeoutArg: -1,
-	WaitKeys: func(args [][]byte, dst []int) []int {
-		for i := 1; i < len(args)-1; i++ {
-			dst = append(dst, i)
-		}
-		return dst
-	},
-	ServeArgs: func(args [][]byte, pos int) [][]byte {
-		return [][]byte{args[0], args[pos], argZero}
-	},
+var blockKeysThenTimeout = blockPops(KindList)
+
+// blockZKeysThenTimeout is blockKeysThenTimeout for sorted sets.
+var blockZKeysThenTimeout = blockPops(KindZSet)
+
+func blockPops(k Kind) *BlockSpec {
+	return &BlockSpec{
+		kind:       k,
+		TimeoutArg: -1,
+		WaitKeys: func(args [][]byte, dst []int) []int {
+			for i := 1; i < len(args)-1; i++ {
+				dst = append(dst, i)
+			}
+			return dst
+		},
+		ServeArgs: func(args [][]byte, pos int) [][]byte {
+			return [][]byte{args[0], args[pos], argZero}
+		},
+	}
 }
 
 // blockMove: BLMOVE src dst LEFT|RIGHT LEFT|RIGHT timeout and BRPOPLPUSH
 // src dst timeout wait on src; served as themselves with timeout 0.
 var blockMove = &BlockSpec{
+	kind:       KindList,
 	TimeoutArg: -1,
 	WaitKeys:   func(args [][]byte, dst []int) []int { return append(dst, 1) },
 	ServeArgs: func(args [][]byte, _ int) [][]byte {
@@ -103,14 +114,22 @@ var blockMove = &BlockSpec{
 
 // blockMPop: BLMPOP|BZMPOP timeout numkeys key [key ...] side [COUNT n],
 // served as CMD 0 1 key side [COUNT n].
-var blockMPop = &BlockSpec{
-	TimeoutArg: 1,
-	WaitKeys:   numkeysKeys(2),
-	ServeArgs: func(args [][]byte, pos int) [][]byte {
-		n, _ := parseInt(args[2])
-		out := [][]byte{args[0], argZero, argOne, args[pos]}
-		return append(out, args[3+int(n):]...)
-	},
+var blockMPop = mpops(KindList)
+
+// blockZMPop is blockMPop for BZMPOP.
+var blockZMPop = mpops(KindZSet)
+
+func mpops(k Kind) *BlockSpec {
+	return &BlockSpec{
+		kind:       k,
+		TimeoutArg: 1,
+		WaitKeys:   numkeysKeys(2),
+		ServeArgs: func(args [][]byte, pos int) [][]byte {
+			n, _ := parseInt(args[2])
+			out := [][]byte{args[0], argZero, argOne, args[pos]}
+			return append(out, args[3+int(n):]...)
+		},
+	}
 }
 
 // Blocking timeouts, as Redis 7.0's getTimeoutFromObjectOrReply words
@@ -311,3 +330,24 @@ func cmdBZMPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		noData(c, false, w)
 	}
 }
+
+// PeekKind returns the kind of key in database db, and whether it exists
+// and has not expired, without touching it, counting a hit or expiring
+// it: the server's look, off any command, at whether a key some blocked
+// client waits on holds another kind.
+func (ks *Keyspace) PeekKind(db int, key []byte) (Kind, bool) {
+	d := ks.dbs[db]
+	h := d.keys.hash(key)
+	sl := d.keys.find(h, key)
+	if sl == nil {
+		return 0, false
+	}
+	if sl.kw&kwTTL != 0 && !ks.Loading && ks.Now() > d.expires.find(h, key).v {
+		return 0, false
+	}
+	return sl.v.kind(), true
+}
+
+// Pops is the kind a blocking command pops: KindList for the list
+// commands, KindZSet for the sorted-set ones.
+func (b *BlockSpec) Pops() Kind { return b.kind }

@@ -13,23 +13,33 @@ import (
 //
 // A blocking command runs on its keys' shard like any other; when none of
 // its keys holds data the keyspace replies nothing and sets
-// Client.WouldBlock, and the command becomes a *blocked: registered on that
-// shard under each key it waits on, in a FIFO per key. That shard, the
-// blocked command's owner, alone decides what becomes of it, so it is
-// served, times out or is cancelled exactly once:
+// Client.WouldBlock, and the command becomes a *blocked, with a *waiter
+// registered on that shard under each key it waits on, in a FIFO per key.
+// One shard, the blocked command's owner, alone decides what becomes of
+// it, so that it is served, times out or is cancelled exactly once:
 //
-//   - After every write command the owner runs (w.exec), the keys it wrote
+//   - After every write command a shard runs (w.exec), the keys it wrote
 //     that have waiters are ready; before the next command runs, each
 //     ready key serves its waiters in the order they blocked, each by
 //     running its command again for that key alone (BlockSpec.ServeArgs,
 //     Client.Serving), until the key has no more data or waiters.
 //   - A timer on the owner's loop answers the timeout's null reply.
 //   - The connection's shard (home) asks the owner to cancel it when the
-//     connection closes, and CLIENT UNBLOCK asks it to answer at once.
+//     connection closes; CLIENT UNBLOCK asks it to answer at once.
 //
-// The reply leaves the owner once the WAL holds the pop (the
-// acknowledgement rule, as for a batch) and fills the connection's pending
-// reply on home. While a connection waits it runs none of its later
+// When all its keys are on one shard, that shard owns it and serves it
+// without asking anyone. When its keys are on several (BLPOP a b, a and b
+// on two shards), the connection's shard owns it and each key shard holds
+// a waiter for its keys; a key shard with data for the waiter at the head
+// of a key's queue asks the owner for the grant (keeping that key's later
+// waiters behind it, first blocked first served), and serves only when
+// granted; the owner grants one shard at a time, and a shard whose data
+// went away before the grant arrived releases it to the next that asked.
+// So whichever shard gets data first serves it, and only one does.
+//
+// The reply leaves once the WAL of the shard that popped holds the pop
+// (the acknowledgement rule, as for a batch) and fills the connection's
+// pending reply. While a connection waits it runs none of its later
 // input, as in Redis, but keeps a read posted so that a client that hangs
 // up is noticed and its wait cancelled (conn.watch).
 
@@ -44,51 +54,87 @@ type blockState uint8
 
 const (
 	blockWaiting blockState = iota
+	blockGranted            // keys on several shards: one of them serves it now
 	blockDone               // served, timed out, unblocked or cancelled
+)
+
+// blockEnd is what ends a wait whose grant is out: it ends so once the
+// grant comes back unused.
+type blockEnd uint8
+
+const (
+	endNone blockEnd = iota
+	endTimeout
+	endCancel
 )
 
 // blocked is one client's blocking command waiting for data.
 type blocked struct {
-	// Fixed at creation.
-	conn  *conn // touched only on home's thread
-	reply *pendingReply
-	home  *worker
-	owner *worker
-	spec  *keyspace.CommandSpec
-	args  [][]byte // owned copy
-	db    int
-	proto int
-	keys  []waitKey // the distinct keys it waits on, in order
+	// Fixed at creation; read by every shard it waits on.
+	conn    *conn // touched only on home's thread
+	reply   *pendingReply
+	home    *worker
+	owner   *worker
+	spec    *keyspace.CommandSpec
+	args    [][]byte // owned copy
+	db      int
+	proto   int
+	waiters []*waiter // one per shard it waits on
 
 	// The owner's.
-	state blockState
-	timer *runtime.Timer
+	state   blockState
+	timer   *runtime.Timer
+	asks    []*waiter // shards that asked for the grant while another held it
+	pending blockEnd
+}
+
+// waiter is a blocked command's registration on one shard, touched only by
+// that shard.
+type waiter struct {
+	b          *blocked
+	w          *worker
+	keys       []waitKey // the distinct keys it waits on there, in order
+	registered bool
+	dropped    bool // the wait is over: never registered again
+	asking     bool // its grant request is out (the owner is another shard)
 }
 
 // waitQueue is a key's waiters, first blocked first.
-type waitQueue []*blocked
+type waitQueue []*waiter
 
-// blockOn registers cl's blocking command, which found no data, on this
-// (the owner) shard: args are owned. It arms the timeout.
-func (w *worker) blockOn(c *conn, reply *pendingReply, home *worker, spec *keyspace.CommandSpec, args [][]byte, db, proto int) *blocked {
-	b := &blocked{conn: c, reply: reply, home: home, owner: w, spec: spec, args: args, db: db, proto: proto}
+// newBlocked makes the wait of a blocking command (args owned) owned by
+// owner, with a waiter on each shard that holds one of the keys it waits
+// on. It arms the timeout.
+func newBlocked(c *conn, reply *pendingReply, home, owner *worker, spec *keyspace.CommandSpec, args [][]byte, db, proto int) *blocked {
+	b := &blocked{conn: c, reply: reply, home: home, owner: owner, spec: spec, args: args, db: db, proto: proto}
 	var posBuf [16]int
 	for _, p := range spec.Block.WaitKeys(args, posBuf[:0]) {
-		k := waitKey{db, string(args[p])}
-		if !containsKey(b.keys, k) {
-			b.keys = append(b.keys, k)
+		sw := owner.srv.workers[owner.srv.shardOf(args[p])]
+		var wt *waiter
+		for _, x := range b.waiters {
+			if x.w == sw {
+				wt = x
+			}
+		}
+		if wt == nil {
+			wt = &waiter{b: b, w: sw}
+			b.waiters = append(b.waiters, wt)
+		}
+		if k := (waitKey{db, string(args[p])}); !containsKey(wt.keys, k) {
+			wt.keys = append(wt.keys, k)
 		}
 	}
-	if w.waits == nil {
-		w.waits = make(map[waitKey]waitQueue)
-	}
-	for _, k := range b.keys {
-		w.waits[k] = append(w.waits[k], b)
-	}
 	if ms, _ := keyspace.ParseBlockTimeout(spec.Block.Timeout(args), 0); ms > 0 {
-		b.timer = w.loop.AfterFunc(time.Duration(ms)*time.Millisecond, func() { w.timeoutBlocked(b) })
+		b.timer = owner.loop.AfterFunc(time.Duration(ms)*time.Millisecond, func() { owner.timeoutBlocked(b) })
 	}
-	w.waitingCmds++
+	return b
+}
+
+// blockOn makes the wait of a blocking command that found no data on this
+// shard, which holds all its keys and owns it.
+func (w *worker) blockOn(c *conn, reply *pendingReply, home *worker, spec *keyspace.CommandSpec, args [][]byte, db, proto int) *blocked {
+	b := newBlocked(c, reply, home, w, spec, args, db, proto)
+	w.addWaiter(b.waiters[0])
 	return b
 }
 
@@ -101,12 +147,27 @@ func containsKey(keys []waitKey, k waitKey) bool {
 	return false
 }
 
-// unregister removes b from the queues of its keys.
-func (w *worker) unregister(b *blocked) {
-	for _, k := range b.keys {
+// addWaiter registers wt on this shard under each of its keys.
+func (w *worker) addWaiter(wt *waiter) {
+	if w.waits == nil {
+		w.waits = make(map[waitKey]waitQueue)
+	}
+	for _, k := range wt.keys {
+		w.waits[k] = append(w.waits[k], wt)
+	}
+	wt.registered = true
+}
+
+// removeWaiter takes wt out of its keys' queues.
+func (w *worker) removeWaiter(wt *waiter) {
+	if !wt.registered {
+		return
+	}
+	wt.registered = false
+	for _, k := range wt.keys {
 		q := w.waits[k]
 		for i, x := range q {
-			if x == b {
+			if x == wt {
 				q = append(q[:i], q[i+1:]...)
 				break
 			}
@@ -117,38 +178,47 @@ func (w *worker) unregister(b *blocked) {
 			w.waits[k] = q
 		}
 	}
-	w.waitingCmds--
 }
 
-// finishBlocked ends b's wait with reply, once the WAL holds record lsn
-// (0: none), and sends the reply to b's connection.
+// finishBlocked, on b's owner, ends b's wait with reply, once the WAL of
+// this shard holds record lsn (0: none), and sends the reply to b's
+// connection; b's waiters on other shards are dropped.
 func (w *worker) finishBlocked(b *blocked, reply []byte, lsn uint64) {
-	if b.state != blockWaiting {
+	if b.state == blockDone {
 		panic("server: a blocked command finished twice")
 	}
 	b.state = blockDone
-	w.unregister(b)
+	b.asks = nil
 	if b.timer != nil {
 		b.timer.Stop()
 	}
-	deliver := func() { w.send(b.home, func() { b.home.blockedReply(b, reply) }) }
-	if lsn == 0 {
-		deliver()
-		return
+	for _, wt := range b.waiters {
+		if wt.w == w {
+			w.dropWaiter(wt)
+		} else {
+			w.send(wt.w, func() { wt.w.dropWaiter(wt) })
+		}
 	}
-	w.sh.WhenDurable(lsn, deliver, func() {
-		out := resp.Writer{Proto: b.proto}
-		out.Error(w.sh.Misconf())
-		reply = out.Buf
-		deliver()
+	w.deliverWhenDurable(b, reply, lsn)
+}
+
+// deliverWhenDurable sends reply to b's connection once this shard's WAL
+// holds record lsn (0: at once); a record that can never be made durable
+// turns it into the MISCONF error.
+func (w *worker) deliverWhenDurable(b *blocked, reply []byte, lsn uint64) {
+	w.whenDurable(lsn, b.proto, reply, func(reply []byte) {
+		w.send(b.home, func() { b.home.blockedReply(b, reply) })
 	})
 }
 
 // timeoutBlocked answers b's timeout, if it still waits.
 func (w *worker) timeoutBlocked(b *blocked) {
 	b.timer = nil
-	if b.state == blockWaiting {
+	switch b.state {
+	case blockWaiting:
 		w.finishBlocked(b, timeoutReply(b), 0)
+	case blockGranted:
+		b.pending = endTimeout
 	}
 }
 
@@ -165,13 +235,11 @@ func timeoutReply(b *blocked) []byte {
 
 // cancelBlocked drops b, if it still waits: its connection closed.
 func (w *worker) cancelBlocked(b *blocked) {
-	if b.state != blockWaiting {
-		return
-	}
-	b.state = blockDone
-	w.unregister(b)
-	if b.timer != nil {
-		b.timer.Stop()
+	switch b.state {
+	case blockWaiting:
+		w.finishBlocked(b, nil, 0) // the closed connection ignores it
+	case blockGranted:
+		b.pending = endCancel
 	}
 }
 
@@ -244,28 +312,54 @@ func (w *worker) serveReady() {
 	w.serving = false
 }
 
-// serveKey serves k's waiters, first blocked first, while k has data.
+// serveKey serves k's waiters, first blocked first, while k has data. A
+// waiter whose owner is another shard needs that shard's grant first: the
+// key's later waiters wait behind it until the answer comes (onGrant).
 func (w *worker) serveKey(k waitKey) {
 	for {
 		q := w.waits[k]
 		if len(q) == 0 {
 			return
 		}
-		b := q[0]
-		pos := b.keyPos(k.key)
-		cl := keyspace.Client{DB: b.db, Serving: true}
-		out := resp.Writer{Proto: b.proto}
-		lsn := w.sh.Exec(&cl, b.spec, b.spec.Block.ServeArgs(b.args, pos), &out)
-		if cl.WouldBlock {
+		wt := q[0]
+		b := wt.b
+		if b.owner != w || b.state != blockWaiting {
+			// Another shard owns it, or holds its grant: ask, and keep the
+			// key's later waiters behind it until the answer.
+			if !wt.asking && w.hasData(k, b) {
+				wt.asking = true
+				w.toOwner(b, func() { b.owner.onAsk(wt) })
+			}
+			return
+		}
+		reply, lsn, ok := w.tryServe(b, k)
+		if !ok {
 			return // k holds no data of the kind waited for
 		}
-		// A served BLMOVE wrote its destination: a key that may have
-		// waiters of its own.
-		if len(w.waits) > 0 {
-			w.signal(b.db, b.spec, b.args)
-		}
-		w.finishBlocked(b, out.Buf, lsn)
+		w.finishBlocked(b, reply, lsn)
 	}
+}
+
+// hasData reports whether key k holds what b pops: worth asking for the
+// grant.
+func (w *worker) hasData(k waitKey, b *blocked) bool {
+	kind, ok := w.ks.PeekKind(k.db, []byte(k.key))
+	return ok && kind == b.spec.Block.Pops()
+}
+
+// tryServe runs b's command again for key k alone; ok is false when k has
+// no data for it.
+func (w *worker) tryServe(b *blocked, k waitKey) (reply []byte, lsn uint64, ok bool) {
+	cl := keyspace.Client{DB: b.db, Serving: true}
+	out := resp.Writer{Proto: b.proto}
+	lsn = w.sh.Exec(&cl, b.spec, b.spec.Block.ServeArgs(b.args, b.keyPos(k.key)), &out)
+	if cl.WouldBlock {
+		return nil, 0, false
+	}
+	// A served BLMOVE wrote its destination: a key that may have waiters
+	// of its own.
+	w.signal(b.db, b.spec, b.args)
+	return out.Buf, lsn, true
 }
 
 // keyPos is the index in b.args of key, one of the keys b waits on.

@@ -12,17 +12,25 @@ import (
 // command on its keys' shard, stops running its input until the reply
 // comes, and cancels the wait when it closes.
 
-// runBlocking runs a blocking command, whose keys are at pos in args. Its
-// keys must share a shard: BLMOVE between shards needs the cross-shard
-// transactions that are not built yet, and waits on keys of several
-// shards are refused the same way until then.
+// runBlocking runs a blocking command, whose keys are at pos in args: on
+// their shard when they share one (block.go), across shards when they do
+// not (block_multi.go); BLMOVE between shards needs the cross-shard
+// transactions that are not built yet, and answers CROSSSLOT until then.
 func (c *conn) runBlocking(spec *keyspace.CommandSpec, args [][]byte, pos []int) {
 	home := c.w.srv.shardOf(args[pos[0]])
 	for _, p := range pos[1:] {
-		if c.w.srv.shardOf(args[p]) != home {
+		if c.w.srv.shardOf(args[p]) == home {
+			continue
+		}
+		var waitBuf [16]int
+		if len(spec.Block.WaitKeys(args, waitBuf[:0])) != len(pos) {
+			// BLMOVE and BRPOPLPUSH write a key they do not wait on:
+			// between shards that needs the cross-shard transactions.
 			c.errorReply("CROSSSLOT Keys in request don't hash to the same slot")
 			return
 		}
+		c.blockAcross(spec, args)
+		return
 	}
 	reply := c.newPending(1, nil)
 	c.blockWait = reply

@@ -41,7 +41,6 @@ type worker struct {
 	waits          map[waitKey]waitQueue
 	ready          []waitKey
 	serving        bool
-	waitingCmds    int
 	blockedClients int
 
 	scratch resp.Writer
