@@ -17,5 +17,10 @@
 //     slot still waiting.
 //   - A connection has at most one recv and one send in flight; it reads
 //     again only after the replies of what it read have been sent, which is
-//     the back-pressure a slow client feels.
+//     the back-pressure a slow client feels. The one exception is a
+//     connection waiting for a blocking command (block.go): it keeps a read
+//     posted, into a buffer of its own, to notice a client that hangs up,
+//     and runs what it read only after the reply.
+//   - A blocking command's wait has one owner shard, the only one that ends
+//     it (served, timed out, unblocked or cancelled), so it ends once.
 package server
