@@ -80,6 +80,7 @@ type blocked struct {
 	db      int
 	proto   int
 	waiters []*waiter // one per shard it waits on
+	timed   bool      // it has a timeout (INFO's clients_in_timeout_table)
 
 	// The owner's.
 	state   blockState
@@ -125,6 +126,7 @@ func newBlocked(c *conn, reply *pendingReply, home, owner *worker, spec *keyspac
 		}
 	}
 	if ms, _ := keyspace.ParseBlockTimeout(spec.Block.Timeout(args), 0); ms > 0 {
+		b.timed = true
 		b.timer = owner.loop.AfterFunc(time.Duration(ms)*time.Millisecond, func() { owner.timeoutBlocked(b) })
 	}
 	return b

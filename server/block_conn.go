@@ -59,6 +59,22 @@ func (c *conn) runBlocking(spec *keyspace.CommandSpec, args [][]byte, pos []int)
 func (c *conn) setBlocked(b *blocked) {
 	c.blocked = b
 	c.w.blockedClients++
+	if b.timed {
+		c.w.timedClients++
+	}
+}
+
+// clearBlocked forgets the connection's wait and returns it (nil: none).
+func (c *conn) clearBlocked() *blocked {
+	b := c.blocked
+	if b != nil {
+		c.blocked = nil
+		c.w.blockedClients--
+		if b.timed {
+			c.w.timedClients--
+		}
+	}
+	return b
 }
 
 // blockedReply runs on b's home shard with the reply that ended b's wait:
@@ -69,8 +85,7 @@ func (w *worker) blockedReply(b *blocked, reply []byte) {
 		return // the wait was cancelled, or the reply crossed the close
 	}
 	if c.blocked == b {
-		c.blocked = nil
-		w.blockedClients--
+		c.clearBlocked()
 	}
 	c.blockWait = nil
 	b.reply.fill(0, reply)

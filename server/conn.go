@@ -439,9 +439,7 @@ func (c *conn) close() {
 		return
 	}
 	c.state = connClosed
-	if b := c.blocked; b != nil {
-		c.blocked = nil
-		c.w.blockedClients--
+	if b := c.clearBlocked(); b != nil {
 		c.w.toOwner(b, func() { b.owner.cancelBlocked(b) })
 	}
 	c.w.removeConn(c)

@@ -42,6 +42,7 @@ type worker struct {
 	ready          []waitKey
 	serving        bool
 	blockedClients int
+	timedClients   int // of them, those with a timeout
 
 	scratch resp.Writer
 	stats   workerStats

@@ -81,12 +81,13 @@ func TestBlockingPopWaitsForAPush(t *testing.T) {
 	})
 }
 
-// First blocked, first served: one push of several elements serves the
-// waiters in the order they blocked.
+// First blocked, first served: 50 clients (on both shards' connections
+// when there are two) block on one key in turn; one push of 50 elements
+// serves them in the order they blocked.
 func TestBlockingPopServesInOrder(t *testing.T) {
 	eachServer(t, func(t *testing.T, s *server) {
 		c := s.client(2)
-		const n = 8
+		const n = 50
 		var chans []<-chan result
 		for i := range n {
 			chans = append(chans, goBLPop(s, 0, "fifo"))
@@ -357,5 +358,26 @@ func TestBlockingSortedSetAndMPops(t *testing.T) {
 		step(func() { c.RPush(ctx(t), "l2{z}", "x", "y", "z") }, "l2{z} [z y] <nil>")
 		step(func() { c.ZAdd(ctx(t), "z1{z}", redis.Z{Score: 5, Member: "e"}, redis.Z{Score: 7, Member: "g"}) },
 			"z1{z} [{7 g} {5 e}] <nil>")
+	})
+}
+
+// INFO counts the blocked clients, and those with a timeout apart.
+func TestInfoCountsBlockedClients(t *testing.T) {
+	eachServer(t, func(t *testing.T, s *server) {
+		c := s.client(2)
+		forever := goBLPop(s, 0, "info-a")
+		timed := goBLPop(s, time.Minute, "info-b")
+		waitBlocked(t, c, 2)
+		if info := c.Info(ctx(t), "clients").Val(); !strings.Contains(info, "clients_in_timeout_table:1\r") {
+			t.Fatalf("INFO clients:\n%s", info)
+		}
+		c.RPush(ctx(t), "info-a", "x")
+		c.RPush(ctx(t), "info-b", "y")
+		recvResult(t, forever)
+		recvResult(t, timed)
+		waitBlocked(t, c, 0)
+		if info := c.Info(ctx(t), "clients").Val(); !strings.Contains(info, "clients_in_timeout_table:0\r") {
+			t.Fatalf("INFO clients after the pushes:\n%s", info)
+		}
 	})
 }
