@@ -56,6 +56,7 @@ type loadState struct {
 	// QueueRecord's batch, and the superseded versions FlushLoad found.
 	pending    []pendingRecord
 	superseded []heap.RecordID
+	slab       loadSlab // the bytes of the keys and short strings loaded
 }
 
 // BeginLoad starts a recovery whose redo point is redo: Loading and
@@ -100,18 +101,44 @@ func (ks *Keyspace) KeyCounts() []uint64 {
 // finalizes. A key LSN at or above the redo point is remembered for
 // Replay.
 func (ks *Keyspace) LoadRecord(r *heap.ScanRecord) (superseded heap.RecordID, dup bool, err error) {
+	p, err := ks.readRecord(r)
+	if err != nil {
+		return heap.RecordID{}, false, err
+	}
+	return ks.placeRecord(&p)
+}
+
+// readRecord reads and decodes one heap record (prepareRecord). A string
+// value short enough is read straight into the load's slab, where it
+// stays: one copy from the page, none after.
+func (ks *Keyspace) readRecord(r *heap.ScanRecord) (pendingRecord, error) {
+	fail := func(err error) (pendingRecord, error) {
+		return pendingRecord{}, fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
+	}
 	hk, err := r.Key()
 	if err != nil {
-		return heap.RecordID{}, false, fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
+		return fail(err)
+	}
+	if n := r.Head.ValueLen; Kind(r.Head.Kind) == KindString && n <= slabMax {
+		dst := ks.load.slab.alloc(int(n))
+		val, err := r.AppendValue(dst[:0])
+		if err != nil || len(val) != len(dst) {
+			ks.load.slab.unalloc(len(dst))
+			if err == nil {
+				err = fmt.Errorf("value of %d bytes, its head says %d", len(val), n)
+			}
+			return fail(err)
+		}
+		return ks.prepareRecord(hk, r.ID, r.Head, val, true)
 	}
 	val, err := r.AppendValue(ks.load.buf[:0])
 	if err != nil {
-		return heap.RecordID{}, false, fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
+		return fail(err)
 	}
 	if cap(val) <= 1<<20 {
 		ks.load.buf = val
 	}
-	return ks.loadRecord(hk, r.ID, r.Head, val)
+	return ks.prepareRecord(hk, r.ID, r.Head, val, false)
 }
 
 // QueueRecord is LoadRecord for a whole heap: records are decoded at once
@@ -121,18 +148,7 @@ func (ks *Keyspace) LoadRecord(r *heap.ScanRecord) (superseded heap.RecordID, du
 // collected for Superseded. Replay, SetDBMap and EndLoad require that
 // FlushLoad ran after the last QueueRecord.
 func (ks *Keyspace) QueueRecord(r *heap.ScanRecord) error {
-	hk, err := r.Key()
-	if err != nil {
-		return fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
-	}
-	val, err := r.AppendValue(ks.load.buf[:0])
-	if err != nil {
-		return fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
-	}
-	if cap(val) <= 1<<20 {
-		ks.load.buf = val
-	}
-	p, err := ks.prepareRecord(hk, r.ID, r.Head, val)
+	p, err := ks.readRecord(r)
 	if err != nil {
 		return err
 	}
@@ -195,7 +211,7 @@ func (ks *Keyspace) mustBeFlushed(what string) {
 
 // loadRecord is LoadRecord of a record already read.
 func (ks *Keyspace) loadRecord(hk []byte, id heap.RecordID, head heap.RecordHead, val []byte) (heap.RecordID, bool, error) {
-	p, err := ks.prepareRecord(hk, id, head, val)
+	p, err := ks.prepareRecord(hk, id, head, val, false)
 	if err != nil {
 		return heap.RecordID{}, false, err
 	}
@@ -215,8 +231,10 @@ type pendingRecord struct {
 }
 
 // prepareRecord decodes a record: everything LoadRecord does before it
-// touches a table.
-func (ks *Keyspace) prepareRecord(hk []byte, id heap.RecordID, head heap.RecordHead, val []byte) (pendingRecord, error) {
+// touches a table. inSlab says that val, a string's bytes, is the last
+// piece of the load's slab and may be kept as it is; otherwise val is
+// copied.
+func (ks *Keyspace) prepareRecord(hk []byte, id heap.RecordID, head heap.RecordHead, val []byte, inSlab bool) (pendingRecord, error) {
 	fail := func(err error) (pendingRecord, error) {
 		return pendingRecord{}, fmt.Errorf("keyspace: heap record %v: %w", id, err)
 	}
@@ -230,12 +248,14 @@ func (ks *Keyspace) prepareRecord(hk []byte, id heap.RecordID, head heap.RecordH
 	if phys >= len(ks.pdbs) {
 		return fail(fmt.Errorf("key of database %d, but the server has %d (--databases)", phys, len(ks.pdbs)))
 	}
-	v, err := ks.decodeValue(Kind(head.Kind), val)
-	if err != nil {
+	var v value
+	if inSlab {
+		v = ks.load.slab.stringValue(val) // before the key: it may give the bytes back
+	} else if v, err = ks.decodeValue(Kind(head.Kind), val); err != nil {
 		return fail(err)
 	}
 	d := ks.pdbs[phys]
-	return pendingRecord{d: d, phys: phys, h: d.keys.hash(key), key: string(key), v: v, head: head, id: id}, nil
+	return pendingRecord{d: d, phys: phys, h: d.keys.hash(key), key: ks.load.slab.str(key), v: v, head: head, id: id}, nil
 }
 
 // placeRecord puts a prepared record in its table (see LoadRecord).
