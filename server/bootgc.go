@@ -5,6 +5,8 @@ import (
 	"math"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/metrics"
+	"time"
 )
 
 // The garbage collector during the boot. Loading allocates almost only what
@@ -15,8 +17,9 @@ import (
 // with a memory limit instead, sized from the data on disk: a load that
 // does make garbage (a WAL replay that overwrites the same keys, a
 // reshard) is collected once the heap reaches the limit, never lets it
-// grow without bound. The settings the process had (GOGC, GOMEMLIMIT or
-// what a caller set) come back when the boot ends.
+// grow without bound, and a data set larger in memory than the limit
+// assumed raises it (followLiveHeap). The settings the process had (GOGC,
+// GOMEMLIMIT or what a caller set) come back when the boot ends.
 
 // bootHeapPerDiskByte is how many bytes of Go heap the boot may reach, per
 // byte of data on disk, before the collector runs: a value takes more room
@@ -36,10 +39,56 @@ func bootGC(dir string) (restore func()) {
 	limit := bootMemoryLimit(dirBytes(dir), prevLimit)
 	debug.SetMemoryLimit(limit)
 	prevPercent := debug.SetGCPercent(-1)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		followLiveHeap(limit, prevLimit, stop)
+	}()
 	return func() {
+		close(stop)
+		<-stopped
 		debug.SetGCPercent(prevPercent)
 		debug.SetMemoryLimit(prevLimit)
 	}
+}
+
+// liveHeapPoll is how often the boot compares its memory limit with the
+// live heap.
+const liveHeapPoll = 50 * time.Millisecond
+
+// followLiveHeap raises the boot's memory limit, until stop is closed, to
+// twice the live heap the last collection found whenever that is above
+// it (nextBootLimit). A data set that takes more than
+// bootHeapPerDiskByte times its size on disk (small members of large
+// collections do) would otherwise have the collector run without pause
+// once the heap reached the limit; this way it runs as GOGC=100 would at
+// worst.
+func followLiveHeap(limit, ceiling int64, stop <-chan struct{}) {
+	t := time.NewTicker(liveHeapPoll)
+	defer t.Stop()
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		metrics.Read(live)
+		if next := nextBootLimit(limit, ceiling, int64(live[0].Value.Uint64())); next != limit {
+			limit = next
+			debug.SetMemoryLimit(limit)
+		}
+	}
+}
+
+// nextBootLimit is the boot's memory limit once a collection found live
+// bytes live: at least twice that, never above ceiling (the limit the
+// process had).
+func nextBootLimit(limit, ceiling, live int64) int64 {
+	if live > (limit-1)/2 && live < math.MaxInt64/2 {
+		return max(limit, min(2*live, ceiling))
+	}
+	return limit
 }
 
 // bootMemoryLimit is the memory limit while the boot loads onDisk bytes of

@@ -57,6 +57,23 @@ func TestBootMemoryLimit(t *testing.T) {
 	}
 }
 
+func TestNextBootLimitStaysTwiceTheLiveHeap(t *testing.T) {
+	const mb = 1 << 20
+	for _, c := range []struct{ limit, ceiling, live, want int64 }{
+		{100 * mb, math.MaxInt64, 10 * mb, 100 * mb},  // room enough
+		{100 * mb, math.MaxInt64, 50 * mb, 100 * mb},  // exactly half
+		{100 * mb, math.MaxInt64, 60 * mb, 120 * mb},  // raised to twice
+		{100 * mb, math.MaxInt64, 300 * mb, 600 * mb}, // the data set is larger than assumed
+		{100 * mb, 150 * mb, 300 * mb, 150 * mb},      // never above the process's limit
+		{150 * mb, 150 * mb, 300 * mb, 150 * mb},
+		{100 * mb, math.MaxInt64, math.MaxInt64 / 2, 100 * mb}, // no overflow
+	} {
+		if got := nextBootLimit(c.limit, c.ceiling, c.live); got != c.want {
+			t.Errorf("nextBootLimit(%d, %d, %d) = %d, want %d", c.limit, c.ceiling, c.live, got, c.want)
+		}
+	}
+}
+
 func TestDirBytesCountsRegularFilesBelow(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755); err != nil {
