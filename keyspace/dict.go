@@ -526,6 +526,7 @@ func (d *dict[V]) reserve(n int) {
 	// array of its own, and its share becomes a spare like any other.
 	per := slotsFor[V](share)
 	all := make([]slot[V], base*per)
+	prefault(unsafe.Pointer(unsafe.SliceData(all)), uintptr(len(all))*unsafe.Sizeof(all[0])) // see prefault
 	for i := range d.segs {
 		d.segs[i].slots = all[i*per : (i+1)*per : (i+1)*per]
 		d.slotMem += slotsMem(d.segs[i].slots)

@@ -21,6 +21,9 @@ func allocSize(n int64) int64 {
 	if n < 16 {
 		return max(n, 0)
 	}
+	if n <= smallClassMax {
+		return smallClass[(n+7)>>3]
+	}
 	if n > sizeClasses[len(sizeClasses)-1] {
 		const page = 8192
 		return (n + page - 1) / page * page
@@ -28,3 +31,22 @@ func allocSize(n int64) int64 {
 	i := sort.Search(len(sizeClasses), func(i int) bool { return sizeClasses[i] >= n })
 	return sizeClasses[i]
 }
+
+// smallClassMax is the largest request smallClass answers: every size
+// class up to it is a multiple of 8, so the class of n is the class of n
+// rounded up to 8 (the allocator's own size_to_class8 table).
+const smallClassMax = 1024
+
+// smallClass[(n+7)/8] is allocSize(n) for 16 <= n <= smallClassMax: a
+// load or a write calls allocSize for every key and value, and the binary
+// search was a few percent of a million-key boot.
+var smallClass = func() (t [smallClassMax/8 + 1]int64) {
+	c := 0
+	for i := range t {
+		for sizeClasses[c] < int64(i*8) {
+			c++
+		}
+		t[i] = sizeClasses[c]
+	}
+	return t
+}()

@@ -56,6 +56,7 @@ type loadState struct {
 	// QueueRecord's batch, and the superseded versions FlushLoad found.
 	pending    []pendingRecord
 	superseded []heap.RecordID
+	slab       loadSlab // the bytes of the keys and short strings loaded
 }
 
 // BeginLoad starts a recovery whose redo point is redo: Loading and
@@ -100,18 +101,44 @@ func (ks *Keyspace) KeyCounts() []uint64 {
 // finalizes. A key LSN at or above the redo point is remembered for
 // Replay.
 func (ks *Keyspace) LoadRecord(r *heap.ScanRecord) (superseded heap.RecordID, dup bool, err error) {
+	p, err := ks.readRecord(r)
+	if err != nil {
+		return heap.RecordID{}, false, err
+	}
+	return ks.placeRecord(&p)
+}
+
+// readRecord reads and decodes one heap record (prepareRecord). A string
+// value short enough is read straight into the load's slab, where it
+// stays: one copy from the page, none after.
+func (ks *Keyspace) readRecord(r *heap.ScanRecord) (pendingRecord, error) {
+	fail := func(err error) (pendingRecord, error) {
+		return pendingRecord{}, fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
+	}
 	hk, err := r.Key()
 	if err != nil {
-		return heap.RecordID{}, false, fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
+		return fail(err)
+	}
+	if n := r.Head.ValueLen; Kind(r.Head.Kind) == KindString && n <= slabMax {
+		dst := ks.load.slab.alloc(int(n))
+		val, err := r.AppendValue(dst[:0])
+		if err != nil || len(val) != len(dst) {
+			ks.load.slab.unalloc(len(dst))
+			if err == nil {
+				err = fmt.Errorf("value of %d bytes, its head says %d", len(val), n)
+			}
+			return fail(err)
+		}
+		return ks.prepareRecord(hk, r.ID, r.Head, val, true)
 	}
 	val, err := r.AppendValue(ks.load.buf[:0])
 	if err != nil {
-		return heap.RecordID{}, false, fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
+		return fail(err)
 	}
 	if cap(val) <= 1<<20 {
 		ks.load.buf = val
 	}
-	return ks.loadRecord(hk, r.ID, r.Head, val)
+	return ks.prepareRecord(hk, r.ID, r.Head, val, false)
 }
 
 // QueueRecord is LoadRecord for a whole heap: records are decoded at once
@@ -121,18 +148,7 @@ func (ks *Keyspace) LoadRecord(r *heap.ScanRecord) (superseded heap.RecordID, du
 // collected for Superseded. Replay, SetDBMap and EndLoad require that
 // FlushLoad ran after the last QueueRecord.
 func (ks *Keyspace) QueueRecord(r *heap.ScanRecord) error {
-	hk, err := r.Key()
-	if err != nil {
-		return fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
-	}
-	val, err := r.AppendValue(ks.load.buf[:0])
-	if err != nil {
-		return fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
-	}
-	if cap(val) <= 1<<20 {
-		ks.load.buf = val
-	}
-	p, err := ks.prepareRecord(hk, r.ID, r.Head, val)
+	p, err := ks.readRecord(r)
 	if err != nil {
 		return err
 	}
@@ -148,10 +164,15 @@ func (ks *Keyspace) QueueRecord(r *heap.ScanRecord) error {
 // ahead are still cached when their records are placed.
 const loadBatch = 32
 
+// probeAhead is how far past its home slot FlushLoad reads for a record,
+// in slots: the next cache line, where a probe goes on when the home
+// slot is taken (slots are 40 bytes, lines 64).
+const probeAhead = 2
+
 // FlushLoad places the records QueueRecord holds. It first reads, for
-// every record, the home slot its key would take (a loop with no
-// dependence between iterations, so the misses overlap), then places them
-// one by one into what is now cached.
+// every record, the home slot its key would take and the line after it (a
+// loop with no dependence between iterations, so the misses overlap),
+// then places them one by one into what is now cached.
 func (ks *Keyspace) FlushLoad() error {
 	pend := ks.load.pending
 	var sink uint64
@@ -159,7 +180,12 @@ func (ks *Keyspace) FlushLoad() error {
 		p := &pend[i]
 		s := &p.d.keys.segs[p.d.keys.segIndex(p.h)]
 		if m := len(s.slots); m > 0 {
-			sink += s.slots[home(p.h, m)].kw
+			i := home(p.h, m)
+			j := i + probeAhead
+			if j >= m {
+				j -= m
+			}
+			sink += s.slots[i].kw + s.slots[j].kw
 		}
 	}
 	ks.pfSink += sink
@@ -195,7 +221,7 @@ func (ks *Keyspace) mustBeFlushed(what string) {
 
 // loadRecord is LoadRecord of a record already read.
 func (ks *Keyspace) loadRecord(hk []byte, id heap.RecordID, head heap.RecordHead, val []byte) (heap.RecordID, bool, error) {
-	p, err := ks.prepareRecord(hk, id, head, val)
+	p, err := ks.prepareRecord(hk, id, head, val, false)
 	if err != nil {
 		return heap.RecordID{}, false, err
 	}
@@ -215,8 +241,10 @@ type pendingRecord struct {
 }
 
 // prepareRecord decodes a record: everything LoadRecord does before it
-// touches a table.
-func (ks *Keyspace) prepareRecord(hk []byte, id heap.RecordID, head heap.RecordHead, val []byte) (pendingRecord, error) {
+// touches a table. inSlab says that val, a string's bytes, is the last
+// piece of the load's slab and may be kept as it is; otherwise val is
+// copied.
+func (ks *Keyspace) prepareRecord(hk []byte, id heap.RecordID, head heap.RecordHead, val []byte, inSlab bool) (pendingRecord, error) {
 	fail := func(err error) (pendingRecord, error) {
 		return pendingRecord{}, fmt.Errorf("keyspace: heap record %v: %w", id, err)
 	}
@@ -230,12 +258,14 @@ func (ks *Keyspace) prepareRecord(hk []byte, id heap.RecordID, head heap.RecordH
 	if phys >= len(ks.pdbs) {
 		return fail(fmt.Errorf("key of database %d, but the server has %d (--databases)", phys, len(ks.pdbs)))
 	}
-	v, err := ks.decodeValue(Kind(head.Kind), val)
-	if err != nil {
+	var v value
+	if inSlab {
+		v = ks.load.slab.stringValue(val) // before the key: it may give the bytes back
+	} else if v, err = ks.decodeValue(Kind(head.Kind), val); err != nil {
 		return fail(err)
 	}
 	d := ks.pdbs[phys]
-	return pendingRecord{d: d, phys: phys, h: d.keys.hash(key), key: string(key), v: v, head: head, id: id}, nil
+	return pendingRecord{d: d, phys: phys, h: d.keys.hash(key), key: ks.load.slab.str(key), v: v, head: head, id: id}, nil
 }
 
 // placeRecord puts a prepared record in its table (see LoadRecord).

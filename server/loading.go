@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"runtime/debug"
 	"time"
 
 	"github.com/moond-db/moond/keyspace"
@@ -76,14 +75,11 @@ func (s *Server) LoadErr() error {
 // and ends the LOADING state (or records the failure) once every shard
 // answered.
 func (s *Server) bootShards() {
-	// Boot only allocates what it keeps (keys and values, most of the
-	// heap the server will ever have): collecting as often as the default
-	// GOGC asks would spend a quarter of the boot scanning a growing heap.
-	gc := debug.SetGCPercent(bootGCPercent)
+	restoreGC := bootGC(s.cfg.Dir) // see bootgc.go
 	s.booting = true
 	go func() {
 		defer close(s.loaded)
-		defer debug.SetGCPercent(gc)
+		defer restoreGC()
 		if s.reshardFrom != 0 {
 			if err := s.reshard(); err != nil {
 				s.loadErr = err

@@ -93,9 +93,6 @@ type Server struct {
 	stopOnce  sync.Once
 }
 
-// bootGCPercent is GOGC while the shards load their data.
-const bootGCPercent = 400
-
 // New prepares a server for cfg; Start starts it.
 func New(cfg *config.Config, log *slog.Logger) *Server {
 	if log == nil {
