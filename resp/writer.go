@@ -1,9 +1,6 @@
 package resp
 
-import (
-	"slices"
-	"strconv"
-)
+import "strconv"
 
 // Writer appends replies to Buf in the protocol the connection speaks: RESP3
 // when Proto is 3, RESP2 otherwise. The RESP3 types that RESP2 lacks are
@@ -67,7 +64,7 @@ func (w *Writer) line(prefix byte, s string) {
 func (w *Writer) reserve(n int) []byte {
 	l := len(w.Buf)
 	if n > cap(w.Buf)-l {
-		w.Buf = slices.Grow(w.Buf, n)
+		w.grow(n)
 	}
 	w.Buf = w.Buf[:l+n]
 	return w.Buf[l : l+n : l+n]
@@ -241,8 +238,18 @@ func (w *Writer) Raw(b []byte) {
 // keep the collector busy.
 func (w *Writer) Grow(n int) {
 	if n > cap(w.Buf)-len(w.Buf) {
-		w.Buf = slices.Grow(w.Buf, n)
+		w.grow(n)
 	}
+}
+
+// grow moves Buf to an allocation with room for n more bytes, at least
+// twice its capacity (so that a reply written piece by piece is copied
+// O(1) times per byte). One allocation, in every build: slices.Grow's
+// append of a made slice allocates twice under the race detector.
+func (w *Writer) grow(n int) {
+	b := make([]byte, len(w.Buf), max(len(w.Buf)+n, 2*cap(w.Buf)))
+	copy(b, w.Buf)
+	w.Buf = b
 }
 
 // BulkLen is the length of a bulk string of n bytes as Bulk writes it:
