@@ -10,18 +10,32 @@
 #   1. Throughput: HSET and HGET on one hash of KEYSPACE fields, SADD and
 #      SISMEMBER on one set of KEYSPACE members (redis-benchmark's own hset
 #      and sadd tests; HGET and SISMEMBER as custom commands on the same
-#      keys), at -P 16 and -P 1.
+#      keys), LPUSH and RPOP on one list (custom commands; before each RPOP
+#      run the list is topped up, untimed, to hold at least the pops to
+#      come), ZADD of random scores to one zset of KEYSPACE members and
+#      ZRANGE 0 9 of a zset of 1,000 members (custom commands, both zsets
+#      loaded first), each at -P 16 and -P 1. Then "producer LPUSH, 50
+#      consumers BRPOP: deliveries/s": CONSUMERS clients of one
+#      redis-benchmark in BRPOP benchq 0, and once the server counts them
+#      blocked (INFO blocked_clients, 5 s at most), a second redis-benchmark
+#      alongside, one client pipelining LPUSH benchq x at -P 16; each side
+#      DELIVERIES requests; deliveries/s is DELIVERIES over the time from the
+#      producer's start to the consumers' exit, CPU per delivery over both.
+#      A server that answers BRPOP "unknown command" skips that row, logged.
 #   2. Memory: used_memory (after MEMORY PURGE) after loading (redis-cli --pipe) MANY hashes of 10
 #      small fields, MANY sets of 10 small integers, one hash of BIG fields
 #      and one set of BIG members, each on an empty server; moond/redis.
 #   3. Reply time: SINTER of two sets of 100,000 members (half shared) and
-#      HGETALL of a 10,000-field hash, timed by redis-benchmark (-c 1).
+#      HGETALL of a 10,000-field hash, timed by redis-benchmark (-c 1 -n 200:
+#      1000 / rps is the mean reply time in ms), both servers loaded once and
+#      measured in paired rounds like section 1.
 #
 # Knobs (environment): ROUNDS (7), REQUESTS (-P 1 rows, 200000),
 # REQUESTS_PIPELINED (-P 16 rows, 1000000), CLIENTS (50), KEYSPACE (100000),
-# MANY (1000000), BIG (1000000), SERVER_CPU (0), CLIENT_CPU (1), ONLY (an
-# extended regular expression over the row names), SKIP_MEMORY=1,
-# BENCH_MD (BENCHMARKS.md), SKIP_BUILD=1.
+# CONSUMERS (50), DELIVERIES (200000), MANY (1000000), BIG (1000000),
+# SERVER_CPU (0), CLIENT_CPU (1), ONLY (an extended regular expression over
+# the row names of sections 1 and 3, e.g. 'ZRANGE|HGETALL'; section 3's are
+# SINTER and HGETALL), SKIP_MEMORY=1, BENCH_MD (BENCHMARKS.md), SKIP_BUILD=1.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,6 +47,8 @@ REQUESTS=${REQUESTS:-200000}
 REQUESTS_PIPELINED=${REQUESTS_PIPELINED:-1000000}
 CLIENTS=${CLIENTS:-50}
 KEYSPACE=${KEYSPACE:-100000}
+CONSUMERS=${CONSUMERS:-50}
+DELIVERIES=${DELIVERIES:-200000}
 MANY=${MANY:-1000000}
 BIG=${BIG:-1000000}
 SERVER_CPU=${SERVER_CPU:-0}
@@ -95,8 +111,12 @@ stop() {
 # cpu SERVER: "user system" CPU ticks of the server so far.
 cpu() { awk '{print $14, $15}' "/proc/${PID[$1]}/stat"; }
 
-# The throughput rows: name, pipeline depth, redis-benchmark arguments.
-ROWS=("HSET -P 16" "HGET -P 16" "SADD -P 16" "SISMEMBER -P 16" "HSET -P 1" "HGET -P 1" "SADD -P 1" "SISMEMBER -P 1")
+# The throughput rows: a name ending in the pipeline depth, or the
+# delivery row (BRPOP_ROW, run by run_brpop).
+BRPOP_ROW="producer LPUSH, $CONSUMERS consumers BRPOP: deliveries/s"
+ROWS=("HSET -P 16" "HGET -P 16" "SADD -P 16" "SISMEMBER -P 16" "LPUSH -P 16" "RPOP -P 16" "ZADD -P 16" "ZRANGE 0 9 -P 16"
+	"HSET -P 1" "HGET -P 1" "SADD -P 1" "SISMEMBER -P 1" "LPUSH -P 1" "RPOP -P 1" "ZADD -P 1" "ZRANGE 0 9 -P 1"
+	"$BRPOP_ROW")
 if [ -n "${ONLY:-}" ]; then
 	mapfile -t ROWS < <(printf '%s\n' "${ROWS[@]}" | grep -E "$ONLY" || true)
 fi
@@ -106,6 +126,10 @@ row_args() {
 	SADD) echo "-t sadd" ;;
 	HGET) echo "HGET myhash element:__rand_int__" ;;
 	SISMEMBER) echo "SISMEMBER myset element:__rand_int__" ;;
+	LPUSH) echo "LPUSH mylist xxx" ;;
+	RPOP) echo "RPOP mylist" ;;
+	ZADD) echo "ZADD myzset __rand_int__ element:__rand_int__" ;;
+	ZRANGE) echo "ZRANGE zset1k 0 9" ;;
 	esac
 }
 
@@ -113,49 +137,126 @@ row_args() {
 # per request).
 run() {
 	local s=$1 row=$2 p n c0 c1 out rps
+	if [ "$row" = "$BRPOP_ROW" ]; then
+		run_brpop "$s"
+		return
+	fi
 	p=${row##* }
 	n=$REQUESTS
 	[ "$p" -gt 1 ] && n=$REQUESTS_PIPELINED
+	[ "${row%% *}" = RPOP ] && topup "$s" "$n"
 	c0=$(cpu "$s")
 	# shellcheck disable=SC2046
 	out=$(taskset -c "$CLIENT_CPU" redis-benchmark -p "${PORT[$s]}" -c "$CLIENTS" -n "$n" -P "$p" -r "$KEYSPACE" \
 		--csv -q $(row_args "$row") 2>/dev/null | tail -1)
 	c1=$(cpu "$s")
 	rps=$(echo "$out" | awk -F'","' '{gsub(/"/, "", $2); print $2}')
-	awk -v r="$rps" -v a="$c0" -v b="$c1" -v hz="$TICK" -v n="$n" 'BEGIN {
+	per_request "$rps" "$c0" "$c1" "$n"
+}
+
+# per_request RATE CPU0 CPU1 N: prints "RATE user_us sys_us", the CPU ticks
+# between CPU0 and CPU1 per one of N requests.
+per_request() {
+	awk -v r="$1" -v a="$2" -v b="$3" -v hz="$TICK" -v n="$4" 'BEGIN {
 		split(a, x, " "); split(b, y, " ")
 		printf "%s %.3f %.3f\n", r, (y[1] - x[1]) / hz * 1e6 / n, (y[2] - x[2]) / hz * 1e6 / n }'
+}
+
+# topup SERVER N: pushes to mylist, untimed, until it holds at least N
+# elements, so that an RPOP run never pops an empty list.
+topup() {
+	local have
+	have=$(cli "$1" LLEN mylist)
+	[ "$have" -lt "$2" ] || return 0
+	awk -v n=$(($2 - have)) 'BEGIN {
+		for (i = 0; i < n; i += 1000) {
+			k = (n - i < 1000) ? n - i : 1000
+			printf "*%d\r\n$5\r\nLPUSH\r\n$6\r\nmylist\r\n", k + 2
+			for (j = 0; j < k; j++) printf "$3\r\nxxx\r\n"
+		}
+	}' | redis-cli -p "${PORT[$1]}" --pipe >/dev/null
+}
+
+# knows_brpop SERVER: whether the server has BRPOP (moond before the
+# blocking commands answers "unknown command").
+knows_brpop() {
+	! cli "$1" BRPOP benchq:probe 0.01 2>&1 | grep -qi 'unknown command'
+}
+
+# blocked SERVER: INFO's blocked_clients (0 where the server has none).
+blocked() {
+	cli "$1" INFO clients | tr -d '\r' | awk -F: '$1 == "blocked_clients" {b = $2} END {print b + 0}'
+}
+
+# run_brpop SERVER: one run of the delivery row; prints "deliveries/s
+# user_us sys_us" (CPU per delivery, producer's and consumers' commands
+# together).
+run_brpop() {
+	local s=$1 n=$DELIVERIES c0 c1 t0 t1 cons
+	cli "$s" DEL benchq >/dev/null
+	c0=$(cpu "$s")
+	taskset -c "$CLIENT_CPU" timeout 300 redis-benchmark -p "${PORT[$s]}" -c "$CONSUMERS" -n "$n" -q \
+		BRPOP benchq 0 >/dev/null 2>&1 &
+	cons=$!
+	for _ in $(seq 100); do
+		[ "$(blocked "$s")" -ge "$CONSUMERS" ] && break
+		sleep 0.05
+	done
+	t0=$(date +%s.%N)
+	if ! taskset -c "$CLIENT_CPU" timeout 300 redis-benchmark -p "${PORT[$s]}" -c 1 -P 16 -n "$n" -q \
+		LPUSH benchq x >/dev/null 2>&1; then
+		kill "$cons" 2>/dev/null
+		die "$s: the producer failed"
+	fi
+	wait "$cons" || die "$s: the consumers did not get $n deliveries"
+	t1=$(date +%s.%N)
+	c1=$(cpu "$s")
+	per_request "$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", n / (b - a)}')" "$c0" "$c1" "$n"
 }
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 lo() { tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }
 hi() { tr ' ' '\n' | grep -v '^$' | sort -g | tail -1; }
 
-# fill SERVER: the keys the HGET and SISMEMBER rows read, every field and
-# member of 0..KEYSPACE-1, as the hset and sadd tests name them.
+# fill SERVER: the keys the HGET, SISMEMBER and ZADD rows read or
+# update, every field and member of 0..KEYSPACE-1, as the hset and sadd
+# tests name them, and the zset of the ZRANGE rows.
 fill() {
 	awk -v n="$KEYSPACE" 'BEGIN {
 		for (i = 0; i < n; i++) {
 			f = sprintf("element:%012d", i)
 			printf "*4\r\n$4\r\nHSET\r\n$6\r\nmyhash\r\n$%d\r\n%s\r\n$3\r\nxxx\r\n", length(f), f
 			printf "*3\r\n$4\r\nSADD\r\n$5\r\nmyset\r\n$%d\r\n%s\r\n", length(f), f
+			printf "*4\r\n$4\r\nZADD\r\n$6\r\nmyzset\r\n$%d\r\n%d\r\n$%d\r\n%s\r\n", length(i ""), i, length(f), f
+		}
+		for (i = 0; i < 1000; i++) {
+			m = sprintf("member:%d", i)
+			printf "*4\r\n$4\r\nZADD\r\n$6\r\nzset1k\r\n$%d\r\n%d\r\n$%d\r\n%s\r\n", length(i ""), i, length(m), m
 		}
 	}' | redis-cli -p "${PORT[$1]}" --pipe >/dev/null
 }
 
-declare -A RPS=() USR=() SYS=()
+declare -A RPS=() USR=() SYS=() SKIPPED=()
 throughput() {
 	[ ${#ROWS[@]} -gt 0 ] || return 0
 	start moond
 	start redis
 	fill moond
 	fill redis
+	for s in moond redis; do
+		if printf '%s\n' "${ROWS[@]}" | grep -qxF "$BRPOP_ROW" && ! knows_brpop "$s"; then
+			SKIPPED[$s]="$s answers BRPOP with unknown command"
+			log "skipping the row \"$BRPOP_ROW\" on $s: ${SKIPPED[$s]}"
+		fi
+	done
 	for round in $(seq "$ROUNDS"); do
 		local order=(moond redis)
 		[ $((round % 2)) -eq 0 ] && order=(redis moond)
 		for row in "${ROWS[@]}"; do
 			for s in "${order[@]}"; do
+				[ "$row" = "$BRPOP_ROW" ] && [ -n "${SKIPPED[$s]:-}" ] && continue
 				read -r rps u sy < <(run "$s" "$row")
+				[ -n "${rps:-}" ] || die "$s: no figure for the row $row"
 				RPS[$s,$row]+="$rps "
 				USR[$s,$row]+="$u "
 				SYS[$s,$row]+="$sy "
@@ -206,27 +307,64 @@ memory() {
 }
 
 # Reply time of a big read: SINTER of two 100k sets, HGETALL of 10k fields.
-declare -A REPLY=()
+REPLY_ROWS=(SINTER HGETALL)
+if [ -n "${ONLY:-}" ]; then
+	mapfile -t REPLY_ROWS < <(printf '%s\n' "${REPLY_ROWS[@]}" | grep -E "$ONLY" || true)
+fi
+declare -A REPLY_CMD=([SINTER]="SINTER {s}one {s}two" [HGETALL]="HGETALL hh")
+declare -A REPLY_LABEL=([SINTER]="SINTER of two 100,000-member sets (50,000 shared)"
+	[HGETALL]="HGETALL of a 10,000-field hash")
+declare -A REPLY=() REPLY_USR=() REPLY_SYS=()
+fill_reply() {
+	awk 'BEGIN { for (i = 0; i < 100000; i++) {
+		a = sprintf("%d", i); b = sprintf("%d", i + 50000)
+		printf "*3\r\n$4\r\nSADD\r\n$6\r\n{s}one\r\n$%d\r\n%s\r\n", length(a), a
+		printf "*3\r\n$4\r\nSADD\r\n$6\r\n{s}two\r\n$%d\r\n%s\r\n", length(b), b }
+		for (i = 0; i < 10000; i++) { f = sprintf("f%d", i)
+		printf "*4\r\n$4\r\nHSET\r\n$2\r\nhh\r\n$%d\r\n%s\r\n$8\r\nvalue:xx\r\n", length(f), f } }' |
+		redis-cli -p "${PORT[$1]}" --pipe >/dev/null
+}
+# reply_time SERVER ROW: one redis-benchmark -c 1 -n 200 run; prints
+# "ms user_us sys_us" (the mean reply time, CPU per request).
+reply_time() {
+	local s=$1 n=200 c0 c1 rps
+	c0=$(cpu "$s")
+	# shellcheck disable=SC2086
+	rps=$(taskset -c "$CLIENT_CPU" redis-benchmark -p "${PORT[$s]}" -c 1 -n $n --csv -q ${REPLY_CMD[$2]} 2>/dev/null |
+		tail -1 | awk -F'","' '{gsub(/"/, "", $2); print $2}')
+	c1=$(cpu "$s")
+	per_request "$(awk -v r="$rps" 'BEGIN {if (r > 0) printf "%.3f", 1000 / r}')" "$c0" "$c1" "$n"
+}
 reply_times() {
-	for s in moond redis; do
-		start "$s"
-		awk 'BEGIN { for (i = 0; i < 100000; i++) {
-			a = sprintf("%d", i); b = sprintf("%d", i + 50000)
-			printf "*3\r\n$4\r\nSADD\r\n$6\r\n{s}one\r\n$%d\r\n%s\r\n", length(a), a
-			printf "*3\r\n$4\r\nSADD\r\n$6\r\n{s}two\r\n$%d\r\n%s\r\n", length(b), b }
-			for (i = 0; i < 10000; i++) { f = sprintf("f%d", i)
-			printf "*4\r\n$4\r\nHSET\r\n$2\r\nhh\r\n$%d\r\n%s\r\n$8\r\nvalue:xx\r\n", length(f), f } }' |
-			redis-cli -p "${PORT[$s]}" --pipe >/dev/null
-		for round in $(seq "$ROUNDS"); do
-			for cmd in "SINTER {s}one {s}two" "HGETALL hh"; do
-				local rps
-				# shellcheck disable=SC2086
-				rps=$(taskset -c "$CLIENT_CPU" redis-benchmark -p "${PORT[$s]}" -c 1 -n 200 --csv -q $cmd 2>/dev/null |
-					tail -1 | awk -F'","' '{gsub(/"/, "", $2); print $2}')
-				REPLY[$s,${cmd%% *}]+="$(awk -v r="$rps" 'BEGIN {printf "%.3f", 1000 / r}') "
+	[ ${#REPLY_ROWS[@]} -gt 0 ] || return 0
+	start moond
+	start redis
+	fill_reply moond
+	fill_reply redis
+	for round in $(seq "$ROUNDS"); do
+		local order=(moond redis)
+		[ $((round % 2)) -eq 0 ] && order=(redis moond)
+		for row in "${REPLY_ROWS[@]}"; do
+			for s in "${order[@]}"; do
+				read -r ms u sy < <(reply_time "$s" "$row")
+				[ -n "${ms:-}" ] || die "$s: no reply time for $row"
+				REPLY[$s,$row]+="$ms "
+				REPLY_USR[$s,$row]+="$u "
+				REPLY_SYS[$s,$row]+="$sy "
 			done
 		done
-		stop "$s"
+	done
+	stop moond
+	stop redis
+}
+
+# ratios A B: the per-round ratios of two lists of figures, a / b.
+ratios() {
+	local -a a b
+	read -ra a <<<"$1"
+	read -ra b <<<"$2"
+	for i in "${!a[@]}"; do
+		awk -v x="${a[$i]}" -v y="${b[$i]:-0}" 'BEGIN {if (y > 0) printf "%.4f ", x / y}'
 	done
 }
 
@@ -238,23 +376,25 @@ reply_times
 	echo "Run $(date -u '+%Y-%m-%d %H:%M UTC') on $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo))," \
 		"$ROUNDS paired rounds; moond --shards 1 --appendonly no and redis-server $(redis-server --version | awk '{print $3}' | cut -d= -f2)" \
 		"--save '' --appendonly no, both on CPU $SERVER_CPU, redis-benchmark on CPU $CLIENT_CPU" \
-		"(-c $CLIENTS -r $KEYSPACE; -n $REQUESTS at -P 1, $REQUESTS_PIPELINED at -P 16). \`make bench-types\` (part of \`make bench-redis\`)."
+		"(-c $CLIENTS -r $KEYSPACE; -n $REQUESTS at -P 1, $REQUESTS_PIPELINED at -P 16; the delivery row: -n $DELIVERIES," \
+		"$CONSUMERS consumers, one producer at -P 16). \`make bench-types\` (part of \`make bench-redis\`)."
 	echo
 	if [ ${#ROWS[@]} -gt 0 ]; then
 		echo "| row | moond rps | redis rps | moond/redis median | range | moond user/sys µs/req | redis user/sys µs/req |"
 		echo "|---|---:|---:|---:|---:|---:|---:|"
 		for row in "${ROWS[@]}"; do
-			read -ra m <<<"${RPS[moond,$row]}"
-			read -ra r <<<"${RPS[redis,$row]}"
-			ratios=""
-			for i in "${!m[@]}"; do
-				ratios+=$(awk -v a="${m[$i]}" -v b="${r[$i]}" 'BEGIN {if (b > 0) printf "%.4f ", a / b}')
-			done
+			if [ -z "${RPS[moond,$row]:-}" ]; then # the delivery row, skipped on moond
+				printf "| %s | — (%s) | %.0f | — | — | — | %.2f / %.2f |\n" "$row" "${SKIPPED[moond]:-no figure}" \
+					"$(echo "${RPS[redis,$row]:-}" | median)" \
+					"$(echo "${USR[redis,$row]:-}" | median)" "$(echo "${SYS[redis,$row]:-}" | median)"
+				continue
+			fi
+			r=$(ratios "${RPS[moond,$row]}" "${RPS[redis,$row]:-}")
 			printf "| %s | %.0f | %.0f | %.2f | %.2f–%.2f | %.2f / %.2f | %.2f / %.2f |\n" "$row" \
-				"$(echo "${RPS[moond,$row]}" | median)" "$(echo "${RPS[redis,$row]}" | median)" \
-				"$(echo "$ratios" | median)" "$(echo "$ratios" | lo)" "$(echo "$ratios" | hi)" \
+				"$(echo "${RPS[moond,$row]}" | median)" "$(echo "${RPS[redis,$row]:-}" | median)" \
+				"$(echo "$r" | median)" "$(echo "$r" | lo)" "$(echo "$r" | hi)" \
 				"$(echo "${USR[moond,$row]}" | median)" "$(echo "${SYS[moond,$row]}" | median)" \
-				"$(echo "${USR[redis,$row]}" | median)" "$(echo "${SYS[redis,$row]}" | median)"
+				"$(echo "${USR[redis,$row]:-}" | median)" "$(echo "${SYS[redis,$row]:-}" | median)"
 		done
 		echo
 	fi
@@ -270,16 +410,19 @@ reply_times
 		done
 		echo
 	fi
-	echo "| reply time (redis-benchmark -c 1 -n 200, median of $ROUNDS) | moond ms | redis ms | moond/redis |"
-	echo "|---|---:|---:|---:|"
-	for cmd in SINTER HGETALL; do
-		mm=$(echo "${REPLY[moond,$cmd]}" | median)
-		rr=$(echo "${REPLY[redis,$cmd]}" | median)
-		label="SINTER of two 100,000-member sets (50,000 shared)"
-		[ "$cmd" = HGETALL ] && label="HGETALL of a 10,000-field hash"
-		printf "| %s | %.3f | %.3f | %.2f |\n" "$label" "$mm" "$rr" "$(awk -v a="$mm" -v b="$rr" 'BEGIN {print a / b}')"
-	done
+	if [ ${#REPLY_ROWS[@]} -gt 0 ]; then
+		echo "| reply time (redis-benchmark -c 1 -n 200) | moond ms | redis ms | moond/redis median | range | moond user/sys µs/req | redis user/sys µs/req |"
+		echo "|---|---:|---:|---:|---:|---:|---:|"
+		for row in "${REPLY_ROWS[@]}"; do
+			r=$(ratios "${REPLY[moond,$row]}" "${REPLY[redis,$row]}")
+			printf "| %s | %.3f | %.3f | %.2f | %.2f–%.2f | %.0f / %.0f | %.0f / %.0f |\n" "${REPLY_LABEL[$row]}" \
+				"$(echo "${REPLY[moond,$row]}" | median)" "$(echo "${REPLY[redis,$row]}" | median)" \
+				"$(echo "$r" | median)" "$(echo "$r" | lo)" "$(echo "$r" | hi)" \
+				"$(echo "${REPLY_USR[moond,$row]}" | median)" "$(echo "${REPLY_SYS[moond,$row]}" | median)" \
+				"$(echo "${REPLY_USR[redis,$row]}" | median)" "$(echo "${REPLY_SYS[redis,$row]}" | median)"
+		done
+	fi
 } >"$WORK/section.md"
 cat "$WORK/section.md"
-write_section "$BENCH_MD" "$MARK_START" "$MARK_END" "$WORK/section.md" "Data types: hashes and sets against redis-server"
+write_section "$BENCH_MD" "$MARK_START" "$MARK_END" "$WORK/section.md" "Data types against redis-server"
 log "wrote the bench-types section of $BENCH_MD"

@@ -144,3 +144,4 @@ func (discardReplies) Verbatim(string, []byte) {}
 func (discardReplies) BigNumber(string)        {}
 func (discardReplies) Raw([]byte)              {}
 func (discardReplies) Reset()                  {}
+func (discardReplies) Grow(int)                {}

@@ -267,6 +267,11 @@ func (ks *Keyspace) hgetallGeneric(c *Client, key []byte, parts int, w ReplyWrit
 	n := 0
 	if p != nil {
 		n = hashLen(p)
+		if hashIsTable(p) {
+			// One allocation for a long reply, not a series of growths;
+			// 23 bytes for the header: type byte, up to 20 digits, CRLF.
+			w.Grow(23 + (*hashTable)(p).replyLen(parts))
+		}
 	}
 	if parts == withFields|withValues {
 		w.MapHeader(n)

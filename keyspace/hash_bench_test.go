@@ -80,6 +80,61 @@ func BenchmarkHGetTable(b *testing.B) {
 	}
 }
 
+// benchBigHash holds one hashtable "hh" of n fields "f<j>" with values
+// "value:xx", as make bench-types loads for its HGETALL reply time.
+func benchBigHash(n int) *Keyspace {
+	ks := NewKeyspace(16, func() int64 { return startClock })
+	var w resp.Writer
+	c := &Client{}
+	for j := range n {
+		ks.Exec(c, [][]byte{[]byte("HSET"), []byte("hh"), []byte("f" + strconv.Itoa(j)), []byte("value:xx")}, &w)
+		w.Reset()
+	}
+	return ks
+}
+
+// BenchmarkHGetAll10k is HGETALL of a 10,000-field hash into a new
+// writer each time, as the server's connection has one after a reply over
+// 64 KiB (it drops such buffers once sent): reply growth, the collector's
+// work and the encoding, the moond side of bench-types' reply-time row.
+func BenchmarkHGetAll10k(b *testing.B) {
+	ks := benchBigHash(10000)
+	c := &Client{}
+	args := [][]byte{[]byte("HGETALL"), []byte("hh")}
+	b.ReportAllocs()
+	for b.Loop() {
+		w := resp.Writer{Proto: 2}
+		ks.Exec(c, args, &w)
+	}
+}
+
+// TestHGetAllOfATableAllocatesItsReplyOnce: HGETALL, HKEYS and HVALS of a
+// hashtable size their reply before writing it, to the byte.
+func TestHGetAllOfATableAllocatesItsReplyOnce(t *testing.T) {
+	ks := benchBigHash(1000)
+	c := &Client{}
+	for _, cmd := range []string{"HGETALL", "HKEYS", "HVALS"} {
+		args := [][]byte{[]byte(cmd), []byte("hh")}
+		var w resp.Writer
+		allocs := testing.AllocsPerRun(20, func() {
+			w = resp.Writer{Proto: 2}
+			ks.Exec(c, args, &w)
+		})
+		if allocs != 1 {
+			t.Errorf("%s of 1,000 fields allocates %.1f times, want 1", cmd, allocs)
+		}
+		sl, _ := ks.lookup(0, []byte("hh"))
+		parts := map[string]int{"HGETALL": withFields | withValues, "HKEYS": withFields, "HVALS": withValues}[cmd]
+		header := len("*2000\r\n")
+		if cmd != "HGETALL" {
+			header = len("*1000\r\n")
+		}
+		if got := (*hashTable)(sl.v.p).replyLen(parts); got != len(w.Buf)-header {
+			t.Errorf("%s: replyLen %d, the reply's elements take %d bytes", cmd, got, len(w.Buf)-header)
+		}
+	}
+}
+
 // TestHashHotPathsDoNotAllocate: HGET, and HSET of an existing field whose
 // listpack keeps its size class, allocate nothing, journal included.
 func TestHashHotPathsDoNotAllocate(t *testing.T) {

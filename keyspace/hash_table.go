@@ -3,6 +3,8 @@ package keyspace
 import (
 	"hash/maphash"
 	"unsafe"
+
+	"github.com/moond-db/moond/resp"
 )
 
 // The hashtable representation of a hash: the keyspace's own dict
@@ -129,6 +131,29 @@ func (t *hashTable) each(fn func(f, v []byte) bool) {
 			}
 		}
 	}
+}
+
+// replyLen is the length of the bulk strings that HGETALL (parts
+// withFields|withValues), HKEYS or HVALS write for the table, from the
+// slots alone: no pair is read.
+func (t *hashTable) replyLen(parts int) int {
+	n := 0
+	for i := range t.d.segs {
+		s := &t.d.segs[i]
+		for j := range s.slots {
+			sl := &s.slots[j]
+			if sl.kp == nil {
+				continue
+			}
+			if parts&withFields != 0 {
+				n += resp.BulkLen(int(sl.kw & kwLenMask))
+			}
+			if parts&withValues != 0 {
+				n += resp.BulkLen(int(sl.v))
+			}
+		}
+	}
+	return n
 }
 
 // memory is the table's footprint: its header, the dict's slot arrays and

@@ -23,6 +23,9 @@ type ReplyWriter interface {
 	BigNumber(s string)
 	Raw(b []byte)
 	Reset()
+	// Grow makes room for n more bytes of replies, for a long reply whose
+	// size is known before it is written; a hint, never required.
+	Grow(n int)
 }
 
 // Error replies shared by several commands, as Redis words them.

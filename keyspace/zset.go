@@ -184,7 +184,7 @@ func (z *zset) encode(dst []byte) []byte {
 	if z.sk == nil {
 		return append(dst, z.lp.b...)
 	}
-	for x := z.sk.header.level[0].forward; x != nil; x = x.level[0].forward {
+	for x := z.sk.header.at(0).forward; x != nil; x = x.at(0).forward {
 		dst = appendZEntry(dst, unsafeBytes(x.member), x.score)
 	}
 	return dst

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"testing"
 
@@ -45,6 +46,27 @@ func BenchmarkZAdd(b *testing.B) {
 			// members, not no-ops.
 			j := i % len(members)
 			z.exec(cmd, key, scores[(j+i/len(members))%len(scores)], members[j])
+		}
+	})
+	b.Run("update100k", func(b *testing.B) {
+		// bench-types' ZADD row: random scores for random members of a
+		// set of 100,000, so that most updates move a member and every
+		// descent misses the cache.
+		z := newZSetBench()
+		cmd, key := []byte("ZADD"), []byte("myzset")
+		const n = 100000
+		for i := range n {
+			z.exec(cmd, key, []byte(strconv.Itoa(i)), []byte("element:"+pad12(i)))
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		args := make([][2][]byte, 1<<16)
+		for i := range args {
+			args[i] = [2][]byte{[]byte(strconv.Itoa(rng.IntN(n))), []byte("element:" + pad12(rng.IntN(n)))}
+		}
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			a := &args[i%len(args)]
+			z.exec(cmd, key, a[0], a[1])
 		}
 	})
 	b.Run("listpack", func(b *testing.B) {

@@ -717,3 +717,29 @@ func TestZSetCommandTable(t *testing.T) {
 		t.Errorf("zmpop bad numkeys keys %v", got)
 	}
 }
+
+// TestZSkiplistFoundNodeNeverOutlivesItsMember: the node that find keeps
+// for the next update is forgotten when its member is removed, so that a
+// lookup after ZREM (or a pop) finds nothing and a re-added member is
+// updated in its new node.
+func TestZSkiplistFoundNodeNeverOutlivesItsMember(t *testing.T) {
+	sk := newZSkiplist()
+	for i := range 200 {
+		sk.insert("m"+itoa(i), float64(i))
+	}
+	if s, ok := sk.score([]byte("m7")); !ok || s != 7 {
+		t.Fatalf("score(m7) = %v, %v", s, ok)
+	}
+	sk.remove([]byte("m7"))
+	if _, ok := sk.score([]byte("m7")); ok {
+		t.Fatal("m7 found after its removal")
+	}
+	sk.insert("m7", 500)
+	if s, ok := sk.score([]byte("m7")); !ok || s != 500 {
+		t.Fatalf("score(m7) after re-adding = %v, %v", s, ok)
+	}
+	sk.update([]byte("m7"), 500, -1)
+	if r, ok := sk.rank([]byte("m7")); !ok || r != 0 || sk.nodeAt(0).member != "m7" || sk.length != 200 {
+		t.Fatalf("after the update m7 has rank %d (%v), the first member is %q, length %d", r, ok, sk.nodeAt(0).member, sk.length)
+	}
+}

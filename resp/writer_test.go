@@ -2,6 +2,7 @@ package resp
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -76,6 +77,37 @@ func TestWriterAppendsAndResets(t *testing.T) {
 	w.Reset()
 	if len(w.Buf) != 0 || cap(w.Buf) != c {
 		t.Fatalf("after Reset len %d cap %d, want 0, %d", len(w.Buf), cap(w.Buf), c)
+	}
+}
+
+// TestWriterNumbersAtEveryWidth: the lengths and integers Writer formats
+// itself (not through strconv) are right at every number of digits, and
+// BulkLen and Grow agree with what Bulk writes.
+func TestWriterNumbersAtEveryWidth(t *testing.T) {
+	for v := int64(1); v > 0 && v <= math.MaxInt64/10+1; v *= 10 {
+		for _, n := range []int64{v - 1, v, v + 1, 9*v + (v - 1)} {
+			var w Writer
+			w.Int(n)
+			if want := ":" + strconv.FormatInt(n, 10) + "\r\n"; string(w.Buf) != want {
+				t.Errorf("Int(%d) = %q, want %q", n, w.Buf, want)
+			}
+		}
+	}
+	for _, n := range []int{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 10000, 65536} {
+		b := []byte(strings.Repeat("x", n))
+		var w Writer
+		w.Grow(BulkLen(n))
+		c := cap(w.Buf)
+		w.Bulk(b)
+		want := "$" + strconv.Itoa(n) + "\r\n" + string(b) + "\r\n"
+		if string(w.Buf) != want || len(want) != BulkLen(n) || cap(w.Buf) != c {
+			t.Errorf("Bulk of %d bytes: %q (%d bytes, cap %d after Grow %d), BulkLen %d", n, w.Buf, len(w.Buf), cap(w.Buf), c, BulkLen(n))
+		}
+		w.Reset()
+		w.BulkString(string(b))
+		if string(w.Buf) != want {
+			t.Errorf("BulkString of %d bytes: %q", n, w.Buf)
+		}
 	}
 }
 
