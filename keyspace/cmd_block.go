@@ -146,6 +146,13 @@ const (
 // time in milliseconds, for the range check (now + timeout must fit). It
 // returns the error reply when the argument is refused.
 func ParseBlockTimeout(b []byte, now int64) (ms int64, msg string) {
+	if n, ok := parseInt(b); ok {
+		// Whole seconds, the common case, without the long double.
+		if n < 0 || n > math.MaxInt64/1000 {
+			return 0, errTimeoutNeg
+		}
+		return checkTimeoutRange(n*1000, now)
+	}
 	f, ok := parseLongDouble(b)
 	if !ok {
 		return 0, errTimeoutFloat
@@ -156,7 +163,11 @@ func ParseBlockTimeout(b []byte, now int64) (ms int64, msg string) {
 	if v < 0 || v >= math.MaxInt64 || math.IsInf(v, 0) {
 		return 0, errTimeoutNeg
 	}
-	ms = int64(v)
+	return checkTimeoutRange(int64(v), now)
+}
+
+// checkTimeoutRange refuses a timeout of ms that now + ms would overflow.
+func checkTimeoutRange(ms, now int64) (int64, string) {
 	if ms > 0 && ms > math.MaxInt64-now {
 		return 0, errTimeoutRange
 	}

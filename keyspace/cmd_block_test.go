@@ -148,6 +148,11 @@ func TestParseBlockTimeout(t *testing.T) {
 		{"inf", 0, errTimeoutNeg},
 		{"1e300", 0, errTimeoutNeg},
 		{"9223372036854775", 0, errTimeoutRange},
+		{"9223372036854775.0", 0, errTimeoutRange},
+		{"9223372036854776", 0, errTimeoutNeg}, // past int64 in ms
+		{"-0", 0, ""},
+		{"007", 7000, ""},
+		{"+1", 1000, ""},
 		{" 1", 0, errTimeoutFloat},
 		{"", 0, errTimeoutFloat},
 	} {
