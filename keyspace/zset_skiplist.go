@@ -319,7 +319,7 @@ func (sk *zskiplist) remove(member []byte) bool {
 	return true
 }
 
-// appendSorted adds pairs in the listpack layout, in order and all
+// appendSorted adds pairs in the heap layout (zset.go), in order and all
 // greater than the set's members, at the end: O(1) each.
 func (sk *zskiplist) appendSorted(body []byte) {
 	var last [zslMaxLevel]*zslNode
@@ -327,9 +327,8 @@ func (sk *zskiplist) appendSorted(body []byte) {
 	for i := range last {
 		last[i] = sk.header
 	}
-	l := zsetLP{b: body}
 	for off := 0; off < len(body); {
-		m, s, next := l.entry(off)
+		m, s, next := heapZEntry(body, off)
 		off = next
 		x := newZSLNode(string(m), s, randomLevel())
 		sk.length++
