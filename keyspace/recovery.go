@@ -149,7 +149,7 @@ func (ks *Keyspace) QueueRecord(r *heap.ScanRecord) error {
 const loadBatch = 32
 
 // FlushLoad places the records QueueRecord holds. It first reads, for
-// every record, the home slot its key would take (a loop with no
+// every record, the segment and the slot an insert of its key would fill (a loop with no
 // dependence between iterations, so the misses overlap), then places them
 // one by one into what is now cached.
 func (ks *Keyspace) FlushLoad() error {
@@ -157,9 +157,8 @@ func (ks *Keyspace) FlushLoad() error {
 	var sink uint64
 	for i := range pend {
 		p := &pend[i]
-		s := &p.d.keys.segs[p.d.keys.segIndex(p.h)]
-		if m := len(s.slots); m > 0 {
-			sink += s.slots[home(p.h, m)].kw
+		if sl := p.d.keys.insertSlot(p.h); sl != nil {
+			sink += sl.kw
 		}
 	}
 	ks.pfSink += sink
