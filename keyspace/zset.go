@@ -185,7 +185,7 @@ func (z *zset) encode(dst []byte) []byte {
 	if z.sk == nil {
 		return z.lp.appendHeap(dst)
 	}
-	for x := z.sk.header.level[0].forward; x != nil; x = x.level[0].forward {
+	for x := z.sk.header.lv(0).forward; x != nil; x = x.lv(0).forward {
 		dst = appendZEntry(dst, unsafeBytes(x.member), x.score)
 	}
 	return dst

@@ -9,14 +9,15 @@ import (
 // zsetLP is a sorted set's "listpack" form: its n pairs in order in one
 // flat allocation of exactly allocSize(used) bytes (nil when empty), each
 //
-//	uvarint(len(member)) ‖ member ‖ score
+//	uvarint(len(member) << 1 | float) ‖ member ‖ score
 //
-// where score is, for an integral score of magnitude below 2^50 (not
-// -0), uvarint(zigzag(score) << 1), an even first byte, one to eight
-// bytes; for any other score, the byte zlpFloat then the 8 bytes of the
-// IEEE 754 float64, little endian. Integral scores are the common case
-// (counters, timestamps, ranks) and take 1-3 bytes instead of 8, as
-// Redis's listpack stores them as integers.
+// where score is, for an integral score of magnitude below 2^50 (not -0),
+// float 0 and uvarint(zigzag(score)): one byte below 64 in magnitude, two
+// below 8192, three below 2^20; for any other score, float 1 and the 8
+// bytes of the IEEE 754 float64, little endian. Integral scores are the
+// common case (counters, timestamps, ranks) and take 1-3 bytes instead of
+// 8, as Redis's listpack stores them as integers; the flag costs nothing
+// for members shorter than 64 bytes.
 //
 // Every operation is a walk from the start; the form is kept for sets small
 // enough (zset-max-listpack-entries) that the walk is cheap. The header is
@@ -28,8 +29,6 @@ type zsetLP struct {
 }
 
 const (
-	// zlpFloat marks a score stored as its 8 float64 bytes.
-	zlpFloat = 0x01
 	// zlpIntLimit bounds the integral scores stored as integers.
 	zlpIntLimit = 1 << 50
 	// zlpMaxBytes bounds a listpack's bytes (used is 32 bits): an insert
@@ -117,9 +116,9 @@ func zlpIntScore(s float64) (int64, bool) {
 // zlpScoreSize is the size of a score's encoding.
 func zlpScoreSize(s float64) int {
 	if i, ok := zlpIntScore(s); ok {
-		return uvarintLen(zigzag(i) << 1)
+		return uvarintLen(zigzag(i))
 	}
-	return 9
+	return 8
 }
 
 func zigzag(i int64) uint64 { return uint64(i<<1) ^ uint64(i>>63) }
@@ -128,48 +127,51 @@ func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 // zlpEntrySize is the size of a pair's entry.
 func zlpEntrySize(m []byte, s float64) int {
-	return uvarintLen(uint64(len(m))) + len(m) + zlpScoreSize(s)
+	return uvarintLen(uint64(len(m))<<1) + len(m) + zlpScoreSize(s)
 }
 
 // putZlpEntry encodes a pair into dst, which has room, and returns its
 // size.
 func putZlpEntry(dst, m []byte, s float64) int {
-	k := binary.PutUvarint(dst, uint64(len(m)))
-	k += copy(dst[k:], m)
-	if i, ok := zlpIntScore(s); ok {
-		return k + binary.PutUvarint(dst[k:], zigzag(i)<<1)
+	i, isInt := zlpIntScore(s)
+	hdr := uint64(len(m)) << 1
+	if !isInt {
+		hdr |= 1
 	}
-	dst[k] = zlpFloat
-	binary.LittleEndian.PutUint64(dst[k+1:], math.Float64bits(s))
-	return k + 9
+	k := binary.PutUvarint(dst, hdr)
+	k += copy(dst[k:], m)
+	if isInt {
+		return k + binary.PutUvarint(dst[k:], zigzag(i))
+	}
+	binary.LittleEndian.PutUint64(dst[k:], math.Float64bits(s))
+	return k + 8
 }
 
 // zlpEntry decodes the pair at off of b, which must be one, and returns
-// the offset of the next. Members shorter than 128 bytes and scores of
-// one or two bytes (integers of magnitude below 8192) take the short
-// paths.
+// the offset of the next. Members shorter than 64 bytes and scores of one
+// or two bytes (integers of magnitude below 8192) take the short paths.
 func zlpEntry(b []byte, off int) (m []byte, s float64, next int) {
 	start := off + 1
-	n := uint64(b[off])
-	if n >= 0x80 {
+	hdr := uint64(b[off])
+	if hdr >= 0x80 {
 		var k int
-		n, k = binary.Uvarint(b[off:])
+		hdr, k = binary.Uvarint(b[off:])
 		start = off + k
 	}
-	end := start + int(n)
+	end := start + int(hdr>>1)
 	m = b[start:end:end]
-	c := uint64(b[end])
-	if c == zlpFloat {
-		return m, math.Float64frombits(binary.LittleEndian.Uint64(b[end+1:])), end + 9
+	if hdr&1 != 0 {
+		return m, math.Float64frombits(binary.LittleEndian.Uint64(b[end:])), end + 8
 	}
+	c := uint64(b[end])
 	if c < 0x80 {
-		return m, float64(unzigzag(c >> 1)), end + 1
+		return m, float64(unzigzag(c)), end + 1
 	}
 	if c2 := uint64(b[end+1]); c2 < 0x80 {
-		return m, float64(unzigzag((c&0x7f | c2<<7) >> 1)), end + 2
+		return m, float64(unzigzag(c&0x7f | c2<<7)), end + 2
 	}
 	u, k := binary.Uvarint(b[end:])
-	return m, float64(unzigzag(u >> 1)), end + k
+	return m, float64(unzigzag(u)), end + k
 }
 
 // heapZEntry decodes the pair at off of pairs in the heap layout, which
