@@ -73,31 +73,31 @@ func randomLevel() int {
 type (
 	zslNode1 struct {
 		zslNode
-		l [1]zslLevel
+		_ [1]zslLevel
 	}
 	zslNode2 struct {
 		zslNode
-		l [2]zslLevel
+		_ [2]zslLevel
 	}
 	zslNode3 struct {
 		zslNode
-		l [3]zslLevel
+		_ [3]zslLevel
 	}
 	zslNode4 struct {
 		zslNode
-		l [4]zslLevel
+		_ [4]zslLevel
 	}
 	zslNode8 struct {
 		zslNode
-		l [8]zslLevel
+		_ [8]zslLevel
 	}
 	zslNode16 struct {
 		zslNode
-		l [16]zslLevel
+		_ [16]zslLevel
 	}
 	zslNode32 struct {
 		zslNode
-		l [32]zslLevel
+		_ [32]zslLevel
 	}
 )
 
