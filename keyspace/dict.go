@@ -1,7 +1,6 @@
 package keyspace
 
 import (
-	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
 	"math/rand/v2"
@@ -67,7 +66,7 @@ type dict[V any] struct {
 type segment[V any] struct {
 	slots []slot[V] // the live keys, len(slots) == used
 	used  int32
-	tags  [segTags]uint8 // tags[i] is the kw tag of slots[i], for i < min(used, segTags)
+	tags  [segTags / 8]uint64 // byte i is the kw tag of slots[i], for i < min(used, segTags)
 }
 
 // segTags is the number of tags a segment header holds.
@@ -138,38 +137,49 @@ func (d *dict[V]) segIndex(h uint64) int {
 // SWAR constants: a byte repeated eight times.
 const (
 	ones8  = 0x0101010101010101
-	lows8  = 0x7f7f7f7f7f7f7f7f
 	highs8 = 0x8080808080808080
 )
 
 // tagMatches returns a mask with bit 7 of byte j set where the j-th of the
-// n (at most 8) tags in w equals t, exactly (no false positives).
-func tagMatches(w uint64, t uint8, n int) uint64 {
-	x := w ^ ones8*uint64(t)
-	m := ^((x&lows8 + lows8) | x | lows8)
+// tags in w equals the tag repeated in bcast, for the first n (all if n is
+// 8 or more). A byte above a match may be flagged too (the subtraction
+// borrows): callers check the slot's kw.
+func tagMatches(w, bcast uint64, n int) uint64 {
+	x := w ^ bcast
+	m := (x - ones8) &^ x & highs8
 	if n < 8 {
 		m &= 1<<(8*uint(n)) - 1
 	}
 	return m
 }
 
+// setTag records tag t of slot i (< segTags) in s's header.
+func (s *segment[V]) setTag(i int, t uint8) {
+	sh := uint(i&7) * 8
+	w := &s.tags[i>>3]
+	*w = *w&^(0xff<<sh) | uint64(t)<<sh
+}
+
+// tag returns the recorded tag of slot i (< segTags).
+func (s *segment[V]) tag(i int) uint8 { return uint8(s.tags[i>>3] >> (uint(i&7) * 8)) }
+
 // lookup returns the segment that holds or would hold key and, if the key
 // is there, its slot index (else -1).
 func (d *dict[V]) lookup(h uint64, key []byte) (*segment[V], int) {
 	s := &d.segs[d.segIndex(h)]
-	n := int(s.used)
+	slots := s.slots
 	want := uint64(len(key)) | tagBits(h)
-	t := kwTag(want)
-	for i := 0; i < min(n, segTags); i += 8 {
-		for m := tagMatches(binary.LittleEndian.Uint64(s.tags[i:]), t, n-i); m != 0; m &= m - 1 {
-			j := i + bits.TrailingZeros64(m)/8
-			if sl := &s.slots[j]; sl.kw&(kwLenMask|kwTagMask) == want && sl.key() == string(key) {
+	bcast := ones8 * (want >> kwTagShift)
+	for k := 0; k < len(slots) && k < segTags; k += 8 {
+		for m := tagMatches(s.tags[k>>3], bcast, len(slots)-k); m != 0; m &= m - 1 {
+			j := k + bits.TrailingZeros64(m)>>3
+			if sl := &slots[j]; sl.kw&(kwLenMask|kwTagMask) == want && sl.key() == string(key) {
 				return s, j
 			}
 		}
 	}
-	for j := segTags; j < n; j++ {
-		if sl := &s.slots[j]; sl.kw&(kwLenMask|kwTagMask) == want && sl.key() == string(key) {
+	for j := segTags; j < len(slots); j++ {
+		if sl := &slots[j]; sl.kw&(kwLenMask|kwTagMask) == want && sl.key() == string(key) {
 			return s, j
 		}
 	}
@@ -181,11 +191,12 @@ func (d *dict[V]) lookup(h uint64, key []byte) (*segment[V], int) {
 // uses it to bring the slot into the cache.
 func (d *dict[V]) candidate(h uint64, klen int) *slot[V] {
 	s := &d.segs[d.segIndex(h)]
-	n := min(int(s.used), segTags)
+	slots := s.slots
 	want := uint64(klen) | tagBits(h)
-	for i := 0; i < n; i += 8 {
-		for m := tagMatches(binary.LittleEndian.Uint64(s.tags[i:]), kwTag(want), n-i); m != 0; m &= m - 1 {
-			if sl := &s.slots[i+bits.TrailingZeros64(m)/8]; sl.kw&(kwLenMask|kwTagMask) == want {
+	bcast := ones8 * (want >> kwTagShift)
+	for k := 0; k < len(slots) && k < segTags; k += 8 {
+		for m := tagMatches(s.tags[k>>3], bcast, len(slots)-k); m != 0; m &= m - 1 {
+			if sl := &slots[k+bits.TrailingZeros64(m)>>3]; sl.kw&(kwLenMask|kwTagMask) == want {
 				return sl
 			}
 		}
@@ -243,7 +254,7 @@ func (s *segment[V]) push(from *slot[V]) *slot[V] {
 	sl := &s.slots[i]
 	*sl = *from
 	if i < segTags {
-		s.tags[i] = kwTag(from.kw)
+		s.setTag(i, kwTag(from.kw))
 	}
 	s.used++
 	return sl
@@ -257,7 +268,7 @@ func (d *dict[V]) removeAt(s *segment[V], i int) {
 	if i != last {
 		s.slots[i] = s.slots[last]
 		if i < segTags {
-			s.tags[i] = kwTag(s.slots[i].kw)
+			s.setTag(i, kwTag(s.slots[i].kw))
 		}
 	}
 	s.slots[last] = slot[V]{}

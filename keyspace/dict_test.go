@@ -33,8 +33,8 @@ func checkDict(t *testing.T, d *dict[int64], model map[string]int64) {
 			if d.segIndex(h) != i {
 				t.Fatalf("key %q in segment %d", sl.key(), i)
 			}
-			if kwTag(sl.kw) != kwTag(tagBits(h)) || j < segTags && s.tags[j] != kwTag(sl.kw) {
-				t.Fatalf("key %q: kw tag %x, segment tag %x, hash tag %x", sl.key(), kwTag(sl.kw), s.tags[min(j, segTags-1)], kwTag(tagBits(h)))
+			if kwTag(sl.kw) != kwTag(tagBits(h)) || j < segTags && s.tag(j) != kwTag(sl.kw) {
+				t.Fatalf("key %q: kw tag %x, segment tag %x, hash tag %x", sl.key(), kwTag(sl.kw), s.tag(min(j, segTags-1)), kwTag(tagBits(h)))
 			}
 		}
 		for _, sl := range s.slots[len(s.slots):cap(s.slots)] {
