@@ -22,9 +22,13 @@
 #      DELIVERIES requests; deliveries/s is DELIVERIES over the time from the
 #      producer's start to the consumers' exit, CPU per delivery over both.
 #      A server that answers BRPOP "unknown command" skips that row, logged.
-#   2. Memory: used_memory (after MEMORY PURGE) after loading (redis-cli --pipe) MANY hashes of 10
-#      small fields, MANY sets of 10 small integers, one hash of BIG fields
-#      and one set of BIG members, each on an empty server; moond/redis.
+#   2. Memory: used_memory (after MEMORY PURGE) after loading (redis-cli
+#      --pipe) MANY hashes of 10 small fields, MANY sets of 10 small
+#      integers, MANY lists of 10 short elements, MANY sorted sets of 10
+#      members, one hash of BIG fields, one set of BIG members and one
+#      sorted set of BIG members, each on an empty server; moond/redis.
+#      ONLY selects memory rows by name too (hashes sets lists zsets
+#      bighash bigset bigzset).
 #   3. Reply time: SINTER of two sets of 100,000 members (half shared) and
 #      HGETALL of a 10,000-field hash, timed by redis-benchmark (-c 1 -n 200:
 #      1000 / rps is the mean reply time in ms), both servers loaded once and
@@ -279,9 +283,22 @@ gen_bighash() { awk -v n="$BIG" 'BEGIN { for (i = 0; i < n; i++) { f = sprintf("
 	printf "*4\r\n$4\r\nHSET\r\n$7\r\nbighash\r\n$%d\r\n%s\r\n$5\r\nvalue\r\n", length(f), f } }'; }
 gen_bigset() { awk -v n="$BIG" 'BEGIN { for (i = 0; i < n; i++) { m = sprintf("member:%09d", i)
 	printf "*3\r\n$4\r\nSADD\r\n$6\r\nbigset\r\n$%d\r\n%s\r\n", length(m), m } }'; }
-MEM_ROWS=(hashes sets bighash bigset)
+gen_lists() { awk -v n="$MANY" 'BEGIN { for (i = 0; i < n; i++) { k = sprintf("l:%09d", i)
+	printf "*12\r\n$5\r\nRPUSH\r\n$%d\r\n%s\r\n", length(k), k
+	for (j = 0; j < 10; j++) printf "$8\r\nvalue:%02d\r\n", j } }'; }
+gen_zsets() { awk -v n="$MANY" 'BEGIN { for (i = 0; i < n; i++) { k = sprintf("z:%09d", i)
+	printf "*22\r\n$4\r\nZADD\r\n$%d\r\n%s\r\n", length(k), k
+	for (j = 0; j < 10; j++) { s = sprintf("%d", i % 1000 + j * 1000)
+		printf "$%d\r\n%s\r\n$8\r\nmember%02d\r\n", length(s), s, j } } }'; }
+gen_bigzset() { awk -v n="$BIG" 'BEGIN { for (i = 0; i < n; i++) { m = sprintf("member:%09d", i); s = sprintf("%d", i)
+	printf "*4\r\n$4\r\nZADD\r\n$7\r\nbigzset\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", length(s), s, length(m), m } }'; }
+MEM_ROWS=(hashes sets lists zsets bighash bigset bigzset)
 declare -A MEM_LABEL=([hashes]="$MANY hashes of 10 small fields" [sets]="$MANY sets of 10 small integers"
-	[bighash]="one hash of $BIG fields" [bigset]="one set of $BIG members")
+	[lists]="$MANY lists of 10 short elements" [zsets]="$MANY sorted sets of 10 members"
+	[bighash]="one hash of $BIG fields" [bigset]="one set of $BIG members" [bigzset]="one sorted set of $BIG members")
+if [ -n "${ONLY:-}" ]; then
+	mapfile -t MEM_ROWS < <(printf '%s\n' "${MEM_ROWS[@]}" | grep -E "$ONLY" || true)
+fi
 declare -A MEM=()
 # used SERVER: used_memory after MEMORY PURGE (moond: the Go heap after a
 # collection, live data only; redis-server: jemalloc's count, exact anyway).
@@ -398,7 +415,7 @@ reply_times
 		done
 		echo
 	fi
-	if [ "${SKIP_MEMORY:-0}" != 1 ]; then
+	if [ "${SKIP_MEMORY:-0}" != 1 ] && [ ${#MEM_ROWS[@]} -gt 0 ]; then
 		echo "| memory (used_memory growth) | moond | redis | moond/redis | encodings (moond / redis) |"
 		echo "|---|---:|---:|---:|---|"
 		for row in "${MEM_ROWS[@]}"; do

@@ -94,17 +94,13 @@ func (ks *Keyspace) listPush(d *db, sl *slot[entry], h uint64, key []byte, elems
 			return 0
 		}
 		l := newList()
-		for _, e := range elems {
-			l.push(e, front, lim)
-		}
+		l.pushAll(elems, front, lim)
 		ks.addKey(d, h, key, "", objectValue(KindList, unsafe.Pointer(l)))
 		return l.len()
 	}
 	l := listOf(sl)
 	before := ks.changedObject(d, sl)
-	for _, e := range elems {
-		l.push(e, front, lim)
-	}
+	l.pushAll(elems, front, lim)
 	ks.objectResized(d, sl, before)
 	return l.len()
 }

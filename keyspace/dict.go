@@ -18,19 +18,24 @@ import (
 //   - Cheap random picks (RANDOMKEY) and incremental walks (active expiry).
 //   - Growth and shrinkage in small steps, never a pause to rehash it all.
 //
-// The table is linear hashing over small open-addressed segments. With
-// base = 1<<level, segs holds base+split segments; a key whose hash is h
-// lives in segment h&(base-1), or h&(2*base-1) when that is below split
-// (segments below split have already been split in two at this level).
-// When the average segment holds more than splitLoad keys, segment split is
-// split into itself and split+base by hash bit level; when it holds fewer
-// than mergeLoad, the last split is undone. Each step touches one segment.
+// The table is linear hashing over small segments. With base = 1<<level,
+// segs holds base+split segments; a key whose hash is h lives in segment
+// h&(base-1), or h&(2*base-1) when that is below split (segments below
+// split have already been split in two at this level). When the average
+// segment holds more than splitLoad keys, segment split is split into
+// itself and split+base by hash bit level; when it holds fewer than
+// mergeLoad, the last split is undone. Each step touches one segment.
 //
-// Within a segment, keys sit in a slice of slots with linear probing from a
-// home slot chosen by the hash's high half; a deleted key leaves a tombstone
-// that probes step over and rebuilds clear. A segment is rebuilt (resized,
-// tombstones dropped) when live keys and tombstones would fill more than
-// three quarters of it.
+// A segment keeps its keys dense, in a slot array with no free slot
+// between them (a remove moves the last slot into the hole), and the
+// 7-bit hash tags of its first segTags keys in the segment header itself,
+// which is one cache line: a lookup compares the tags eight at a time and
+// reads only the slots whose tag matches, then their keys. The array
+// grows by about an eighth, to its allocation's size class, so that a
+// slot costs little more than its 40 bytes (an open-addressed array at
+// a load that keeps probes short spends 60-70). A segment that has more
+// than segTags keys (rare: segments average splitLoad) compares the rest
+// by the tag in their kw.
 type dict[V any] struct {
 	segs    []segment[V]
 	level   uint
@@ -38,33 +43,37 @@ type dict[V any] struct {
 	count   int
 	slotMem int64 // bytes of all segments' slot arrays, for memory accounting
 	seed    maphash.Seed
-	hashes  []uint64 // scratch for splits and merges
+	hashes  []uint64 // scratch for splits
 
-	// spare holds slot arrays that rebuilds, splits and merges let go of,
-	// cleared, by length, for the next segment built with that many slots
-	// (slotsFor makes lengths few: size classes). A growing table thus
-	// reuses the arrays it outgrew instead of leaving them to the garbage
-	// collector: loading a million keys allocated about 290 bytes of slot
-	// arrays per key without it. spareMem is their memory, bounded by
-	// spareLimit.
+	// spare holds slot arrays that growth, splits and merges let go of,
+	// cleared, by capacity, for the next segment that needs that many
+	// slots (slotsFor makes capacities few: size classes). A growing
+	// table thus reuses the arrays it outgrew instead of leaving them to
+	// the garbage collector: loading a million keys allocated about 290
+	// bytes of slot arrays per key without it. spareMem is their memory,
+	// bounded by spareLimit.
 	spare    map[int][][]slot[V]
 	spareMem int64
 
 	// muts counts the changes that may move or free slots: inserts,
-	// removes, rebuilds, splits and merges. A slot pointer from find is
+	// removes, growth, splits and merges. A slot pointer from find is
 	// valid while muts is what it was when find returned it. The owner
 	// keeps it growing when it replaces the dict (see dropDB).
 	muts uint64
 }
 
+// segment is one segment: 64 bytes, a cache line.
 type segment[V any] struct {
-	slots []slot[V]
-	used  int32 // live keys
-	dead  int32 // tombstones
+	slots []slot[V] // the live keys, len(slots) == used
+	used  int32
+	tags  [segTags / 8]uint64 // byte i is the kw tag of slots[i], for i < min(used, segTags)
 }
 
-// slot is one key and its value. kp is nil in a free slot; kw is then 0 if
-// the slot was never used or kwTomb if it held a key that was deleted.
+// segTags is the number of tags a segment header holds.
+const segTags = 32
+
+// slot is one key and its value. kp is never nil in a segment's slots: a
+// slot is live from insert to remove.
 type slot[V any] struct {
 	kp unsafe.Pointer // the key's bytes
 	kw uint64         // key length | hash tag | the owner's bits (TTL flag, LRU clock)
@@ -79,20 +88,17 @@ const (
 	kwTTL      = 1 << 39 // the key has an entry in its database's expires table
 	kwLRUShift = 40
 	kwLRUMask  = (1<<24 - 1) << kwLRUShift
-	kwTomb     = 1
 )
 
-// Tuning: average keys per segment that trigger a split or a merge, and the
-// occupancy (live plus tombstones) that triggers a segment rebuild.
+// Tuning: average keys per segment that trigger a split or a merge, and
+// the fewest slots a segment's array has.
 const (
-	splitLoad    = 16
-	mergeLoad    = 4
-	minSegSlots  = 4
-	maxFillNum   = 3
-	maxFillDenom = 4
+	splitLoad   = 16
+	mergeLoad   = 4
+	minSegSlots = 4
 )
 
-// emptyKey gives the empty key a non-nil address: a nil kp means a free slot.
+// emptyKey gives the empty key a non-nil address.
 var emptyKey byte
 
 func (s *slot[V]) key() string {
@@ -111,15 +117,13 @@ func (d *dict[V]) hash(key []byte) uint64 { return maphash.Bytes(d.seed, key) }
 
 func (d *dict[V]) hashString(key string) uint64 { return maphash.String(d.seed, key) }
 
-// tagBits is the part of a hash kept in kw to skip most non-matching slots
-// without touching their keys. It avoids the low bits that pick segments and
-// the high half that picks home slots.
+// tagBits is the part of a hash kept in kw (and in the segment's tags) to
+// skip most non-matching slots without touching their keys. It avoids the
+// low bits that pick segments.
 func tagBits(h uint64) uint64 { return (h >> 25 & 0x7f) << kwTagShift }
 
-// home is the first slot a key with hash h probes in a segment of n slots.
-func home(h uint64, n int) int {
-	return int(uint64(uint32(h>>32)) * uint64(n) >> 32)
-}
+// kwTag is the segment tag of a slot's kw.
+func kwTag(kw uint64) uint8 { return uint8(kw >> kwTagShift & 0x7f) }
 
 func (d *dict[V]) segIndex(h uint64) int {
 	base := uint64(1) << d.level
@@ -130,30 +134,84 @@ func (d *dict[V]) segIndex(h uint64) int {
 	return int(i)
 }
 
+// SWAR constants: a byte repeated eight times.
+const (
+	ones8  = 0x0101010101010101
+	highs8 = 0x8080808080808080
+)
+
+// tagMatches returns a mask with bit 7 of byte j set where the j-th of the
+// tags in w equals the tag repeated in bcast, for the first n (all if n is
+// 8 or more). A byte above a match may be flagged too (the subtraction
+// borrows): callers check the slot's kw.
+func tagMatches(w, bcast uint64, n int) uint64 {
+	x := w ^ bcast
+	m := (x - ones8) &^ x & highs8
+	if n < 8 {
+		m &= 1<<(8*uint(n)) - 1
+	}
+	return m
+}
+
+// setTag records tag t of slot i (< segTags) in s's header.
+func (s *segment[V]) setTag(i int, t uint8) {
+	sh := uint(i&7) * 8
+	w := &s.tags[i>>3]
+	*w = *w&^(0xff<<sh) | uint64(t)<<sh
+}
+
+// tag returns the recorded tag of slot i (< segTags).
+func (s *segment[V]) tag(i int) uint8 { return uint8(s.tags[i>>3] >> (uint(i&7) * 8)) }
+
 // lookup returns the segment that holds or would hold key and, if the key
 // is there, its slot index (else -1).
 func (d *dict[V]) lookup(h uint64, key []byte) (*segment[V], int) {
 	s := &d.segs[d.segIndex(h)]
-	n := len(s.slots)
-	if n == 0 {
-		return s, -1
-	}
+	slots := s.slots
 	want := uint64(len(key)) | tagBits(h)
-	i := home(h, n)
-	for range n {
-		sl := &s.slots[i]
-		if sl.kp == nil {
-			if sl.kw == 0 {
-				return s, -1
+	bcast := ones8 * (want >> kwTagShift)
+	for k := 0; k < len(slots) && k < segTags; k += 8 {
+		for m := tagMatches(s.tags[k>>3], bcast, len(slots)-k); m != 0; m &= m - 1 {
+			j := k + bits.TrailingZeros64(m)>>3
+			if sl := &slots[j]; sl.kw&(kwLenMask|kwTagMask) == want && sl.key() == string(key) {
+				return s, j
 			}
-		} else if sl.kw&(kwLenMask|kwTagMask) == want && sl.key() == string(key) {
-			return s, i
 		}
-		if i++; i == n {
-			i = 0
+	}
+	for j := segTags; j < len(slots); j++ {
+		if sl := &slots[j]; sl.kw&(kwLenMask|kwTagMask) == want && sl.key() == string(key) {
+			return s, j
 		}
 	}
 	return s, -1
+}
+
+// candidate returns the first slot of key's segment whose tag and length
+// are key's (likely key's slot), or nil; it reads that slot. Prefetching
+// uses it to bring the slot into the cache.
+func (d *dict[V]) candidate(h uint64, klen int) *slot[V] {
+	s := &d.segs[d.segIndex(h)]
+	slots := s.slots
+	want := uint64(klen) | tagBits(h)
+	bcast := ones8 * (want >> kwTagShift)
+	for k := 0; k < len(slots) && k < segTags; k += 8 {
+		for m := tagMatches(s.tags[k>>3], bcast, len(slots)-k); m != 0; m &= m - 1 {
+			if sl := &slots[k+bits.TrailingZeros64(m)>>3]; sl.kw&(kwLenMask|kwTagMask) == want {
+				return sl
+			}
+		}
+	}
+	return nil
+}
+
+// insertSlot returns the slot an insert into key's segment would fill,
+// which has room (nil if the segment must grow first), for prefetching.
+func (d *dict[V]) insertSlot(h uint64) *slot[V] {
+	s := &d.segs[d.segIndex(h)]
+	if int(s.used) < cap(s.slots) {
+		return &s.slots[:s.used+1][s.used]
+	}
+	return nil
 }
 
 // find returns key's slot, or nil. The pointer is valid until the next
@@ -179,52 +237,46 @@ func (d *dict[V]) insert(h uint64, key string, v V, extra uint64) *slot[V] {
 		d.splitOne()
 	}
 	s := &d.segs[d.segIndex(h)]
-	if int(s.used+s.dead+1)*maxFillDenom > len(s.slots)*maxFillNum {
-		d.rebuild(s, int(s.used)+1)
-	}
-	n := len(s.slots)
-	i := home(h, n)
-	for s.slots[i].kp != nil {
-		if i++; i == n {
-			i = 0
-		}
-	}
-	sl := &s.slots[i]
-	if sl.kw == kwTomb {
-		s.dead--
+	if int(s.used) == cap(s.slots) {
+		d.resize(s, int(s.used)+1)
 	}
 	kp := unsafe.Pointer(unsafe.StringData(key))
 	if len(key) == 0 {
 		kp = unsafe.Pointer(&emptyKey)
 	}
-	sl.kp, sl.kw, sl.v = kp, uint64(len(key))|tagBits(h)|extra, v
+	return s.push(&slot[V]{kp: kp, kw: uint64(len(key)) | tagBits(h) | extra, v: v})
+}
+
+// push appends a slot to s, which has room, and returns it.
+func (s *segment[V]) push(from *slot[V]) *slot[V] {
+	i := int(s.used)
+	s.slots = s.slots[:i+1]
+	sl := &s.slots[i]
+	*sl = *from
+	if i < segTags {
+		s.setTag(i, kwTag(from.kw))
+	}
 	s.used++
 	return sl
 }
 
-// removeAt deletes the key in slot i of s, as found by lookup.
+// removeAt deletes the key in slot i of s, as found by lookup: the last
+// slot moves into its place.
 func (d *dict[V]) removeAt(s *segment[V], i int) {
-	var zero V
 	d.muts++
-	n := len(s.slots)
-	s.slots[i] = slot[V]{kw: kwTomb, v: zero}
-	s.used--
-	s.dead++
-	// A tombstone followed by a never-used slot ends no probe sequence that
-	// a later key needs: turn it, and the tombstones before it, back into
-	// never-used slots.
-	if next := (i + 1) % n; s.slots[next].kp == nil && s.slots[next].kw == 0 {
-		for s.slots[i].kp == nil && s.slots[i].kw == kwTomb {
-			s.slots[i].kw = 0
-			s.dead--
-			if i--; i < 0 {
-				i = n - 1
-			}
+	last := int(s.used) - 1
+	if i != last {
+		s.slots[i] = s.slots[last]
+		if i < segTags {
+			s.setTag(i, kwTag(s.slots[i].kw))
 		}
 	}
+	s.slots[last] = slot[V]{}
+	s.slots = s.slots[:last]
+	s.used--
 	d.count--
-	if s.used == 0 && s.dead == 0 && n > minSegSlots*4 {
-		d.rebuild(s, 0)
+	if c := cap(s.slots); c > minSegSlots && int(s.used)*4 < c {
+		d.resize(s, int(s.used))
 	}
 	if len(d.segs) > 1 && d.count < mergeLoad*len(d.segs) {
 		d.mergeOne()
@@ -241,10 +293,12 @@ func (d *dict[V]) remove(h uint64, key []byte) bool {
 	return true
 }
 
-// slotsFor is the number of slots a segment built for n keys gets: room for
-// n at about 60% occupancy, rounded up to fill the allocation's size class.
+// slotsFor is the capacity a segment's array gets when it must hold n
+// keys: an eighth more, so that a run of inserts reallocates O(log n)
+// times, and at least minSegSlots, rounded up to fill the allocation's
+// size class.
 func slotsFor[V any](n int) int {
-	want := max(minSegSlots, n*5/3+1)
+	want := max(minSegSlots, n+n/8)
 	size := int64(unsafe.Sizeof(slot[V]{}))
 	return int((allocSize(withHeader(int64(want)*size)) - mallocHeader(int64(want)*size)) / size)
 }
@@ -261,31 +315,28 @@ func mallocHeader(n int64) int64 {
 
 func withHeader(n int64) int64 { return n + mallocHeader(n) }
 
-// slotsMem is the memory the allocator gives a slot array.
+// slotsMem is the memory the allocator gives a slot array (of its
+// capacity).
 func slotsMem[V any](slots []slot[V]) int64 {
-	return allocSize(withHeader(int64(len(slots)) * int64(unsafe.Sizeof(slot[V]{}))))
+	return allocSize(withHeader(int64(cap(slots)) * int64(unsafe.Sizeof(slot[V]{}))))
 }
 
-// rebuild replaces s's slots with a fresh array sized for need keys and
-// puts the live keys back, dropping tombstones.
-func (d *dict[V]) rebuild(s *segment[V], need int) {
+// resize moves s's keys to a fresh array sized for need keys (none when
+// need is 0).
+func (d *dict[V]) resize(s *segment[V], need int) {
 	d.muts++
 	old := s.slots
-	s.slots, s.used, s.dead = nil, 0, 0
+	s.slots = nil
 	if need > 0 {
-		s.slots = d.newSlots(need)
+		s.slots = d.newSlots(need)[:len(old)]
+		copy(s.slots, old)
 	}
 	d.slotMem += slotsMem(s.slots) - slotsMem(old)
-	for i := range old {
-		if old[i].kp != nil {
-			s.place(d.hashString(old[i].key()), &old[i])
-		}
-	}
 	d.freeSlots(old)
 }
 
-// newSlots returns a cleared slot array for a segment of need keys, from
-// the spares when one of the right length is there.
+// newSlots returns an empty slot array (length 0) with room for need
+// keys, from the spares when one of the right capacity is there.
 func (d *dict[V]) newSlots(need int) []slot[V] {
 	n := slotsFor[V](need)
 	if list := d.spare[n]; len(list) > 0 {
@@ -295,51 +346,39 @@ func (d *dict[V]) newSlots(need int) []slot[V] {
 		d.spareMem -= slotsMem(a)
 		return a
 	}
-	return make([]slot[V], n)
+	return make([]slot[V], 0, n)
 }
 
 // freeSlots takes back an array no segment uses any more: it becomes a
-// spare if the spares stay within spareLimit, else garbage. It is cleared
-// either way, so that it keeps no key or value alive.
+// spare, cleared so that it keeps no key or value alive, if the spares
+// stay within spareLimit, else garbage.
 func (d *dict[V]) freeSlots(a []slot[V]) {
-	if len(a) == 0 {
+	if cap(a) == 0 {
 		return
 	}
 	mem := slotsMem(a)
-	if d.spareMem+mem > d.spareLimit() || len(d.spare[len(a)]) >= maxSparePerLen {
+	if d.spareMem+mem > d.spareLimit() || len(d.spare[cap(a)]) >= maxSparePerLen {
 		return
 	}
+	a = a[:cap(a)]
 	clear(a)
 	if d.spare == nil {
 		d.spare = make(map[int][][]slot[V])
 	}
-	d.spare[len(a)] = append(d.spare[len(a)], a)
+	d.spare[cap(a)] = append(d.spare[cap(a)], a[:0])
 	d.spareMem += mem
 }
 
-// maxSparePerLen bounds the spares of one length. Frees and needs of a
-// length alternate quickly while a table grows; without a bound the small
-// lengths a young table used would pile up and fill spareLimit with arrays
-// that a grown table no longer asks for.
+// maxSparePerLen bounds the spares of one capacity. Frees and needs of a
+// capacity alternate quickly while a table grows; without a bound the
+// small capacities a young table used would pile up and fill spareLimit
+// with arrays that a grown table no longer asks for.
 const maxSparePerLen = 32
 
 // spareLimit bounds the spares' memory: 1/16 of the table's slot arrays,
 // and at least 64 KiB, so that a table shrunk by deletes does not keep
 // what it no longer needs.
 func (d *dict[V]) spareLimit() int64 { return max(64<<10, d.slotMem/16) }
-
-// place copies a live slot into s, which has room and does not hold the key.
-func (s *segment[V]) place(h uint64, from *slot[V]) {
-	n := len(s.slots)
-	i := home(h, n)
-	for s.slots[i].kp != nil {
-		if i++; i == n {
-			i = 0
-		}
-	}
-	s.slots[i] = *from
-	s.used++
-}
 
 // splitOne splits segment split into itself and split+base.
 func (d *dict[V]) splitOne() {
@@ -349,12 +388,10 @@ func (d *dict[V]) splitOne() {
 	d.hashes = d.hashes[:0]
 	hi := 0
 	for i := range old.slots {
-		if old.slots[i].kp != nil {
-			h := d.hashString(old.slots[i].key())
-			d.hashes = append(d.hashes, h)
-			if h&uint64(base) != 0 {
-				hi++
-			}
+		h := d.hashString(old.slots[i].key())
+		d.hashes = append(d.hashes, h)
+		if h&uint64(base) != 0 {
+			hi++
 		}
 	}
 	lo := len(d.hashes) - hi
@@ -365,17 +402,11 @@ func (d *dict[V]) splitOne() {
 	if hi > 0 {
 		his.slots = d.newSlots(hi)
 	}
-	k := 0
 	for i := range old.slots {
-		if old.slots[i].kp == nil {
-			continue
-		}
-		h := d.hashes[k]
-		k++
-		if h&uint64(base) != 0 {
-			his.place(h, &old.slots[i])
+		if d.hashes[i]&uint64(base) != 0 {
+			his.push(&old.slots[i])
 		} else {
-			los.place(h, &old.slots[i])
+			los.push(&old.slots[i])
 		}
 	}
 	d.slotMem += slotsMem(los.slots) + slotsMem(his.slots) - slotsMem(old.slots)
@@ -400,13 +431,13 @@ func (d *dict[V]) mergeOne() {
 	lo, hi := &d.segs[d.split], d.segs[last]
 	d.segs[last] = segment[V]{}
 	d.segs = d.segs[:last]
-	d.slotMem -= slotsMem(hi.slots)
-	d.rebuild(lo, int(lo.used+hi.used))
-	for i := range hi.slots {
-		if hi.slots[i].kp != nil {
-			lo.place(d.hashString(hi.slots[i].key()), &hi.slots[i])
-		}
+	if need := int(lo.used + hi.used); need > cap(lo.slots) {
+		d.resize(lo, need)
 	}
+	for i := range hi.slots {
+		lo.push(&hi.slots[i])
+	}
+	d.slotMem -= slotsMem(hi.slots)
 	d.freeSlots(hi.slots)
 	if cap(d.segs) > 64 && len(d.segs) < cap(d.segs)/4 {
 		d.segs = append([]segment[V](nil), d.segs...)
@@ -479,17 +510,9 @@ func (d *dict[V]) random() *slot[V] {
 		} else {
 			s = &d.segs[tries%len(d.segs)] // a sparse table: walk it
 		}
-		if s.used == 0 {
-			continue
+		if s.used > 0 {
+			return &s.slots[rand.IntN(int(s.used))]
 		}
-		n := len(s.slots)
-		i := rand.IntN(n)
-		for s.slots[i].kp == nil {
-			if i++; i == n {
-				i = 0
-			}
-		}
-		return &s.slots[i]
 	}
 }
 
@@ -528,7 +551,7 @@ func (d *dict[V]) reserve(n int) {
 	all := make([]slot[V], base*per)
 	prefault(unsafe.Pointer(unsafe.SliceData(all)), uintptr(len(all))*unsafe.Sizeof(all[0])) // see prefault
 	for i := range d.segs {
-		d.segs[i].slots = all[i*per : (i+1)*per : (i+1)*per]
+		d.segs[i].slots = all[i*per : i*per : (i+1)*per]
 		d.slotMem += slotsMem(d.segs[i].slots)
 	}
 	d.level, d.split = level, 0

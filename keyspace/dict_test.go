@@ -21,25 +21,28 @@ func checkDict(t *testing.T, d *dict[int64], model map[string]int64) {
 	live, mem := 0, int64(0)
 	for i := range d.segs {
 		s := &d.segs[i]
-		used, dead := 0, 0
+		if len(s.slots) != int(s.used) {
+			t.Fatalf("segment %d: %d slots, used %d", i, len(s.slots), s.used)
+		}
 		for j := range s.slots {
 			sl := &s.slots[j]
-			switch {
-			case sl.kp != nil:
-				used++
-				if d.segIndex(d.hashString(sl.key())) != i {
-					t.Fatalf("key %q in segment %d", sl.key(), i)
-				}
-			case sl.kw == kwTomb:
-				dead++
-			case sl.kw != 0:
-				t.Fatalf("free slot with kw %x", sl.kw)
+			if sl.kp == nil {
+				t.Fatalf("segment %d: slot %d of %d is free", i, j, s.used)
+			}
+			h := d.hashString(sl.key())
+			if d.segIndex(h) != i {
+				t.Fatalf("key %q in segment %d", sl.key(), i)
+			}
+			if kwTag(sl.kw) != kwTag(tagBits(h)) || j < segTags && s.tag(j) != kwTag(sl.kw) {
+				t.Fatalf("key %q: kw tag %x, segment tag %x, hash tag %x", sl.key(), kwTag(sl.kw), s.tag(min(j, segTags-1)), kwTag(tagBits(h)))
 			}
 		}
-		if used != int(s.used) || dead != int(s.dead) {
-			t.Fatalf("segment %d: used %d/%d dead %d/%d", i, used, s.used, dead, s.dead)
+		for _, sl := range s.slots[len(s.slots):cap(s.slots)] {
+			if sl.kp != nil || sl.kw != 0 {
+				t.Fatalf("segment %d: a slot past the live ones holds %x", i, sl.kw)
+			}
 		}
-		live += used
+		live += int(s.used)
 		mem += slotsMem(s.slots)
 	}
 	if live != len(model) || mem != d.slotMem {
@@ -208,6 +211,10 @@ func TestDictReusesOutgrownSlotArrays(t *testing.T) {
 		}
 		for _, a := range list {
 			spareMem += slotsMem(a)
+			if len(a) != 0 || cap(a) != length {
+				t.Fatalf("a spare listed for %d slots has length %d, capacity %d", length, len(a), cap(a))
+			}
+			a = a[:cap(a)]
 			for i := range a {
 				if a[i] != (slot[int64]{}) {
 					t.Fatalf("a spare array of length %d holds %+v at %d", length, a[i], i)

@@ -40,9 +40,11 @@ type Client struct {
 // Keyspace is one shard's slice of the data: its databases and the state
 // that command execution, expiry and the statistics share.
 type Keyspace struct {
-	// pf and pfSink are Prefetch's scratch: the home slots it found, and
-	// what it read from them, kept so that the reads are not dropped.
+	// pf, pfHash and pfSink are Prefetch's scratch: the slots it found,
+	// the keys' hashes, and what it read, kept so that the reads are not
+	// dropped.
 	pf     [64]*slot[entry]
+	pfHash [64]uint64
 	pfSink uint64
 
 	// Now returns the current unix time in milliseconds. Exec reads it once

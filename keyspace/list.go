@@ -165,6 +165,27 @@ func (l *list) push(e []byte, front bool, lim listLimit) {
 	l.addMem(n.mem() - before)
 }
 
+// pushAll pushes elems one after the other at the front (front) or the
+// back, as that many calls of push would. An empty listpack that will
+// hold them all first gets one buffer of the size class they need, rather
+// than the few a run of pushes allocates, the last with spare room: a
+// list loaded by one push of its elements (RPUSH k a b c ...) keeps no
+// slack and costs one allocation.
+func (l *list) pushAll(elems [][]byte, front bool, lim listLimit) {
+	if l.q == nil && l.lp.n == 0 && cap(l.lp.b) == 0 && len(elems) > 1 && len(elems) <= lim.entries {
+		total := 0
+		for _, e := range elems {
+			total += entrySize(len(e))
+		}
+		if total <= lim.bytes {
+			l.lp.reserve(total, front)
+		}
+	}
+	for _, e := range elems {
+		l.push(e, front, lim)
+	}
+}
+
 func boolInt(b bool) int {
 	if b {
 		return 1

@@ -179,3 +179,30 @@ func TestListSplitsAroundALargeEntry(t *testing.T) {
 		h.checkList("l")
 	}
 }
+
+// TestListPushOfManyAllocatesOnce checks that a list created by one push
+// of several elements holds them in one buffer of the size class they
+// need, at either end, with the elements in push order.
+func TestListPushOfManyAllocatesOnce(t *testing.T) {
+	h := newHarness(t)
+	h.run("RPUSH r value:00 value:01 value:02 value:03 value:04 value:05 value:06 value:07 value:08 value:09")
+	h.run("LPUSH l value:00 value:01 value:02 value:03 value:04 value:05 value:06 value:07 value:08 value:09")
+	want := listHeader + allocSize(10*int64(entrySize(8)))
+	for _, k := range []string{"r", "l"} {
+		l := h.listOfKey(k)
+		if l.quick() || l.memory() != want {
+			t.Errorf("%s: quick %v, memory %d, want a listpack of %d", k, l.quick(), l.memory(), want)
+		}
+		h.checkList(k)
+	}
+	h.expect("LINDEX r 0", q("value:00"))
+	h.expect("LINDEX r -1", q("value:09"))
+	h.expect("LINDEX l 0", q("value:09"))
+	h.expect("LINDEX l -1", q("value:00"))
+	h.run("RPUSH r x")
+	h.run("LPUSH l x")
+	h.checkList("r")
+	h.checkList("l")
+	h.expect("LINDEX r -1", q("x"))
+	h.expect("LINDEX l 0", q("x"))
+}

@@ -101,6 +101,16 @@ func (n *lnode) relay(need int, front bool) {
 	n.lo = newLo
 }
 
+// reserve gives an empty node a buffer of the size class of size bytes,
+// its room at the front (for pushes at the front) or at the back.
+func (n *lnode) reserve(size int, front bool) {
+	c := int(allocSize(int64(size)))
+	n.b, n.lo = make([]byte, 0, c), 0
+	if front {
+		n.b, n.lo = n.b[:c], c
+	}
+}
+
 func (n *lnode) pushBack(e []byte) {
 	need := entrySize(len(e))
 	if cap(n.b)-len(n.b) < need {

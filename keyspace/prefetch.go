@@ -17,17 +17,17 @@ func (ks *Keyspace) WantsPrefetch(db int) bool {
 const PrefetchMax = len(Keyspace{}.pf)
 
 // Prefetch reads, for every key in keys, the memory a lookup of it in the
-// database at logical index db will read: the key's home slot, the bytes
-// of the key stored there when its hash tag matches, and the first bytes
-// of its value. It changes nothing and answers nothing.
+// database at logical index db will read: the key's segment, the first
+// slot there whose hash tag matches, the bytes of that slot's key, and
+// the first bytes of its value. It changes nothing and answers nothing.
 //
-// A lookup in a large table is a chain of cache misses (slot array, key
-// bytes, value bytes), each waiting for the one before. Run one command
+// A lookup in a large table is a chain of cache misses (segment, slot,
+// key bytes, value bytes), each waiting for the one before. Run one command
 // after another and a pipeline pays every miss in turn; read the same
 // memory for the whole pipeline first, in tight loops of independent
 // loads, and the misses overlap, so that the commands then find their
-// memory in the cache. Keys past the home slot (probe chains) are not
-// followed: most keys sit in their home slot.
+// memory in the cache. Slots past the first whose tag matches are not
+// followed: a tag (7 bits) rarely matches another key of the segment.
 func (ks *Keyspace) Prefetch(db int, keys [][]byte) {
 	if db < 0 || db >= len(ks.dbs) || len(keys) < 2 {
 		return
@@ -37,19 +37,14 @@ func (ks *Keyspace) Prefetch(db int, keys [][]byte) {
 		return
 	}
 	n := min(len(keys), len(ks.pf))
-	pf := ks.pf[:n]
+	pf, hs := ks.pf[:n], ks.pfHash[:n]
 	var sink uint64
 	for i, k := range keys[:n] {
-		h := d.hash(k)
-		s := &d.segs[d.segIndex(h)]
-		pf[i] = nil
-		if m := len(s.slots); m > 0 {
-			sl := &s.slots[home(h, m)]
-			sink += sl.kw // the slot's cache line
-			if sl.kw&(kwLenMask|kwTagMask) == uint64(len(k))|tagBits(h) {
-				pf[i] = sl
-			}
-		}
+		hs[i] = d.hash(k)
+		sink += uint64(d.segs[d.segIndex(hs[i])].used) // the segment's cache line
+	}
+	for i, k := range keys[:n] {
+		pf[i] = d.candidate(hs[i], len(k)) // reads the slot
 	}
 	for _, sl := range pf {
 		if sl != nil && sl.kp != nil {

@@ -164,28 +164,17 @@ func (ks *Keyspace) QueueRecord(r *heap.ScanRecord) error {
 // ahead are still cached when their records are placed.
 const loadBatch = 32
 
-// probeAhead is how far past its home slot FlushLoad reads for a record,
-// in slots: the next cache line, where a probe goes on when the home
-// slot is taken (slots are 40 bytes, lines 64).
-const probeAhead = 2
-
 // FlushLoad places the records QueueRecord holds. It first reads, for
-// every record, the home slot its key would take and the line after it (a
-// loop with no dependence between iterations, so the misses overlap),
-// then places them one by one into what is now cached.
+// every record, the segment and the slot an insert of its key would fill (a loop with no
+// dependence between iterations, so the misses overlap), then places them
+// one by one into what is now cached.
 func (ks *Keyspace) FlushLoad() error {
 	pend := ks.load.pending
 	var sink uint64
 	for i := range pend {
 		p := &pend[i]
-		s := &p.d.keys.segs[p.d.keys.segIndex(p.h)]
-		if m := len(s.slots); m > 0 {
-			i := home(p.h, m)
-			j := i + probeAhead
-			if j >= m {
-				j -= m
-			}
-			sink += s.slots[i].kw + s.slots[j].kw
+		if sl := p.d.keys.insertSlot(p.h); sl != nil {
+			sink += sl.kw
 		}
 	}
 	ks.pfSink += sink

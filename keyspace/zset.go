@@ -42,8 +42,8 @@ import (
 // pairs in (score, member) order. decode refuses an empty set, a NaN
 // score, a repeated member, pairs out of order, a count that does not
 // match, a uvarint not in its shortest form and trailing bytes. The
-// listpack form is this very layout without the count, so encoding a
-// listpack is one copy.
+// listpack form (zset_listpack.go) is this layout without the count and
+// with integral scores in 1-8 bytes: encoding a listpack is one walk.
 type zset struct {
 	lp zsetLP     // the listpack form, when sk is nil
 	sk *zskiplist // the skiplist form, or nil
@@ -90,7 +90,7 @@ func (z *zset) card() int {
 	if z.sk != nil {
 		return z.sk.length
 	}
-	return z.lp.n
+	return z.lp.count()
 }
 
 func (z *zset) heapBytes() int64 {
@@ -141,7 +141,8 @@ func (z *zset) each(start, end int, rev bool, fn func(m []byte, s float64)) {
 // insert adds member, which the set must not hold, converting a listpack
 // that would outgrow the limits first.
 func (z *zset) insert(member []byte, score float64, lim *EncodingLimits) {
-	if z.sk == nil && (int64(z.lp.n)+1 > lim.ZSetMaxListpackEntries || int64(len(member)) > lim.ZSetMaxListpackValue) {
+	if z.sk == nil && (int64(z.lp.n)+1 > lim.ZSetMaxListpackEntries || int64(len(member)) > lim.ZSetMaxListpackValue ||
+		!z.lp.fitsOneMore(member, score)) {
 		z.toSkiplist()
 	}
 	if z.sk != nil {
@@ -173,7 +174,7 @@ func (z *zset) remove(member []byte) bool {
 func (z *zset) toSkiplist() {
 	sk := newZSkiplist()
 	if z.lp.n > 0 {
-		z.lp.each(0, z.lp.n-1, false, func(m []byte, s float64) { sk.insert(string(m), s) })
+		z.lp.each(0, z.lp.count()-1, false, func(m []byte, s float64) { sk.insert(string(m), s) })
 	}
 	z.sk, z.lp = sk, zsetLP{}
 }
@@ -182,15 +183,15 @@ func (z *zset) toSkiplist() {
 func (z *zset) encode(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(z.card()))
 	if z.sk == nil {
-		return append(dst, z.lp.b...)
+		return z.lp.appendHeap(dst)
 	}
-	for x := z.sk.header.at(0).forward; x != nil; x = x.at(0).forward {
+	for x := z.sk.header.lv(0).forward; x != nil; x = x.lv(0).forward {
 		dst = appendZEntry(dst, unsafeBytes(x.member), x.score)
 	}
 	return dst
 }
 
-// appendZEntry appends one pair in the listpack (and heap) layout.
+// appendZEntry appends one pair in the heap layout.
 func appendZEntry(dst, member []byte, score float64) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(member)))
 	dst = append(dst, member...)
@@ -238,7 +239,7 @@ func decodeZSet(b []byte, lim *EncodingLimits) (*zset, error) {
 	}
 	z := &zset{}
 	if zsetFits(lim, n, maxLen) {
-		z.lp = zsetLP{b: append(make([]byte, 0, allocSize(int64(len(body)))), body...), n: n}
+		z.lp = zlpFromHeap(body, n)
 		return z, nil
 	}
 	z.sk = newZSkiplist()
@@ -254,7 +255,7 @@ func zless(s1 float64, m1 []byte, s2 float64, m2 []byte) bool {
 // clone is COPY's deep copy.
 func (z *zset) clone() *zset {
 	if z.sk == nil {
-		return &zset{lp: zsetLP{b: append(make([]byte, 0, cap(z.lp.b)), z.lp.b...), n: z.lp.n}}
+		return &zset{lp: z.lp.clone()}
 	}
 	c := &zset{sk: newZSkiplist()}
 	c.sk.appendSorted(z.encode(nil)[uvarintLen(uint64(z.card())):])
@@ -262,11 +263,11 @@ func (z *zset) clone() *zset {
 }
 
 // zsetFromSorted builds a store command's result from pairs in order (the
-// listpack layout, without count): a listpack when it fits, as Redis's
+// heap layout, without the count): a listpack when it fits, as Redis's
 // zsetConvertToListpackIfNeeded leaves a *STORE result.
 func zsetFromSorted(body []byte, n, maxLen int, lim *EncodingLimits) *zset {
 	if zsetFits(lim, n, maxLen) {
-		return &zset{lp: zsetLP{b: append(make([]byte, 0, allocSize(int64(len(body)))), body...), n: n}}
+		return &zset{lp: zlpFromHeap(body, n)}
 	}
 	z := &zset{sk: newZSkiplist()}
 	z.sk.appendSorted(body)

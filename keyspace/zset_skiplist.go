@@ -27,22 +27,14 @@ type zskiplist struct {
 	found *zslNode
 }
 
-// zslNode is 48 bytes, so that a node of one level (three in four) is 64
-// bytes, one cache line, with its score and its link: a descent misses
-// the cache once per node it looks at. (A slice for the levels made it
-// 56 bytes and 80 with one level, the link on another line than the
-// score, and ZADD to a large set a third slower than Redis's.)
+// zslNode is a node's header; its levels follow it in the same
+// allocation (zslNodeN), so that a node of one level is 56 bytes, a
+// 64-byte allocation, with no slice header and no second allocation.
 type zslNode struct {
 	member   string
 	score    float64
 	backward *zslNode
-	levels   unsafe.Pointer // the node's first zslLevel; height of them
-	height   int
-}
-
-// at is level i (< height) of x.
-func (x *zslNode) at(i int) *zslLevel {
-	return (*zslLevel)(unsafe.Add(x.levels, uintptr(i)*unsafe.Sizeof(zslLevel{})))
+	nlev     int
 }
 
 type zslLevel struct {
@@ -56,7 +48,7 @@ const zslMaxLevel = 32
 var zsetSeed = maphash.MakeSeed()
 
 var (
-	zslNodeBytes  = allocSize(int64(unsafe.Sizeof(zslNode{})))
+	zslHeaderSize = unsafe.Sizeof(zslNode{})
 	zslLevelBytes = int64(unsafe.Sizeof(zslLevel{}))
 	zslOwnBytes   = allocSize(int64(unsafe.Sizeof(zskiplist{})))
 )
@@ -70,7 +62,7 @@ func newZSkiplist() *zskiplist {
 }
 
 func (sk *zskiplist) heapBytes() int64 {
-	return zslOwnBytes + zslNodeBytes + allocSize(zslMaxLevel*zslLevelBytes) + sk.nodeBytes + sk.dict.memory()
+	return zslOwnBytes + nodeMem("", zslMaxLevel) + sk.nodeBytes + sk.dict.memory()
 }
 
 // randomLevel is 1 with probability 3/4, 2 with 3/16, ..., as Redis's
@@ -80,61 +72,85 @@ func randomLevel() int {
 	return min(l, zslMaxLevel)
 }
 
-// Nodes of up to four levels (all but about one in 256) carry their level
-// array in the same allocation: one allocation per node instead of two.
+// The allocations of nodes: the header and room for 1, 2, 3 or 4 levels
+// (all but about one node in 256), or 8, 16 or 32.
 type (
 	zslNode1 struct {
 		zslNode
-		l [1]zslLevel
+		_ [1]zslLevel
 	}
 	zslNode2 struct {
 		zslNode
-		l [2]zslLevel
+		_ [2]zslLevel
 	}
 	zslNode3 struct {
 		zslNode
-		l [3]zslLevel
+		_ [3]zslLevel
 	}
 	zslNode4 struct {
 		zslNode
-		l [4]zslLevel
+		_ [4]zslLevel
+	}
+	zslNode8 struct {
+		zslNode
+		_ [8]zslLevel
+	}
+	zslNode16 struct {
+		zslNode
+		_ [16]zslLevel
+	}
+	zslNode32 struct {
+		zslNode
+		_ [32]zslLevel
 	}
 )
+
+// zslRoom is the number of levels the allocation of a node of lvl levels
+// has room for.
+func zslRoom(lvl int) int {
+	switch {
+	case lvl <= 4:
+		return lvl
+	case lvl <= 8:
+		return 8
+	case lvl <= 16:
+		return 16
+	}
+	return 32
+}
 
 // newZSLNode allocates a node of lvl levels.
 func newZSLNode(member string, score float64, lvl int) *zslNode {
 	var x *zslNode
-	switch lvl {
+	switch zslRoom(lvl) {
 	case 1:
-		n := &zslNode1{}
-		x = &n.zslNode
-		x.levels = unsafe.Pointer(&n.l)
+		x = &(&zslNode1{}).zslNode
 	case 2:
-		n := &zslNode2{}
-		x = &n.zslNode
-		x.levels = unsafe.Pointer(&n.l)
+		x = &(&zslNode2{}).zslNode
 	case 3:
-		n := &zslNode3{}
-		x = &n.zslNode
-		x.levels = unsafe.Pointer(&n.l)
+		x = &(&zslNode3{}).zslNode
 	case 4:
-		n := &zslNode4{}
-		x = &n.zslNode
-		x.levels = unsafe.Pointer(&n.l)
+		x = &(&zslNode4{}).zslNode
+	case 8:
+		x = &(&zslNode8{}).zslNode
+	case 16:
+		x = &(&zslNode16{}).zslNode
 	default:
-		x = &zslNode{levels: unsafe.Pointer(&make([]zslLevel, lvl)[0])}
+		x = &(&zslNode32{}).zslNode
 	}
-	x.member, x.score, x.height = member, score, lvl
+	x.member, x.score, x.nlev = member, score, lvl
 	return x
+}
+
+// lv returns level i (0 <= i < nlev) of x: the levels follow the header
+// in x's allocation.
+func (x *zslNode) lv(i int) *zslLevel {
+	return (*zslLevel)(unsafe.Add(unsafe.Pointer(x), zslHeaderSize+uintptr(i)*uintptr(zslLevelBytes)))
 }
 
 // nodeMem is the memory of a node of the given levels and its member.
 func nodeMem(member string, levels int) int64 {
-	m := allocSize(int64(len(member)))
-	if levels <= 4 {
-		return m + allocSize(int64(unsafe.Sizeof(zslNode{}))+int64(levels)*zslLevelBytes)
-	}
-	return m + zslNodeBytes + allocSize(int64(levels)*zslLevelBytes)
+	return allocSize(int64(len(member))) + allocSize(int64(zslHeaderSize)+int64(zslRoom(levels))*zslLevelBytes)
 }
 
 func (sk *zskiplist) find(member []byte) *zslNode {
@@ -170,8 +186,8 @@ func (sk *zskiplist) rank(member []byte) (int, bool) {
 	// Descend to x, counting the spans passed: the members before it.
 	p, traversed := sk.header, 0
 	for i := sk.level - 1; i >= 0; i-- {
-		for f := p.at(i).forward; f != nil && f.before(x.score, x.member); f = p.at(i).forward {
-			traversed += p.at(i).span
+		for f := p.lv(i).forward; f != nil && f.before(x.score, x.member); f = p.lv(i).forward {
+			traversed += p.lv(i).span
 			p = f
 		}
 	}
@@ -182,8 +198,8 @@ func (sk *zskiplist) rank(member []byte) (int, bool) {
 func (sk *zskiplist) countWhile(before func(m []byte, s float64) bool) int {
 	x, traversed := sk.header, 0
 	for i := sk.level - 1; i >= 0; i-- {
-		for f := x.at(i).forward; f != nil && before(unsafeBytes(f.member), f.score); f = x.at(i).forward {
-			traversed += x.at(i).span
+		for f := x.lv(i).forward; f != nil && before(unsafeBytes(f.member), f.score); f = x.lv(i).forward {
+			traversed += x.lv(i).span
 			x = f
 		}
 	}
@@ -194,9 +210,9 @@ func (sk *zskiplist) countWhile(before func(m []byte, s float64) bool) int {
 func (sk *zskiplist) nodeAt(r int) *zslNode {
 	x, traversed := sk.header, 0
 	for i := sk.level - 1; i >= 0; i-- {
-		for x.at(i).forward != nil && traversed+x.at(i).span <= r+1 {
-			traversed += x.at(i).span
-			x = x.at(i).forward
+		for x.lv(i).forward != nil && traversed+x.lv(i).span <= r+1 {
+			traversed += x.lv(i).span
+			x = x.lv(i).forward
 		}
 		if traversed == r+1 {
 			return x
@@ -210,7 +226,7 @@ func (sk *zskiplist) each(start, end int, rev bool, fn func(m []byte, s float64)
 		x := sk.nodeAt(start)
 		for i := start; i <= end; i++ {
 			fn(unsafeBytes(x.member), x.score)
-			x = x.at(0).forward
+			x = x.lv(0).forward
 		}
 		return
 	}
@@ -226,7 +242,7 @@ func (sk *zskiplist) insert(member string, score float64) {
 	x := newZSLNode(member, score, randomLevel())
 	sk.link(x)
 	sk.dict.insert(sk.dict.hashString(member), member, x, 0)
-	sk.nodeBytes += nodeMem(member, x.height)
+	sk.nodeBytes += nodeMem(member, x.nlev)
 }
 
 // link puts x, whose level is set, in its place in the list.
@@ -238,37 +254,37 @@ func (sk *zskiplist) link(x *zslNode) {
 		if i < sk.level-1 {
 			rank[i] = rank[i+1]
 		}
-		for f := p.at(i).forward; f != nil && f.before(x.score, x.member); f = p.at(i).forward {
-			rank[i] += p.at(i).span
+		for f := p.lv(i).forward; f != nil && f.before(x.score, x.member); f = p.lv(i).forward {
+			rank[i] += p.lv(i).span
 			p = f
 		}
 		update[i] = p
 	}
-	lvl := x.height
+	lvl := x.nlev
 	if lvl > sk.level {
 		for i := sk.level; i < lvl; i++ {
 			rank[i] = 0
 			update[i] = sk.header
-			update[i].at(i).span = sk.length
+			update[i].lv(i).span = sk.length
 		}
 		sk.level = lvl
 	}
 	for i := range lvl {
-		x.at(i).forward = update[i].at(i).forward
-		update[i].at(i).forward = x
-		x.at(i).span = update[i].at(i).span - (rank[0] - rank[i])
-		update[i].at(i).span = rank[0] - rank[i] + 1
+		x.lv(i).forward = update[i].lv(i).forward
+		update[i].lv(i).forward = x
+		x.lv(i).span = update[i].lv(i).span - (rank[0] - rank[i])
+		update[i].lv(i).span = rank[0] - rank[i] + 1
 	}
 	for i := lvl; i < sk.level; i++ {
-		update[i].at(i).span++
+		update[i].lv(i).span++
 	}
 	if update[0] != sk.header {
 		x.backward = update[0]
 	} else {
 		x.backward = nil
 	}
-	if x.at(0).forward != nil {
-		x.at(0).forward.backward = x
+	if x.lv(0).forward != nil {
+		x.lv(0).forward.backward = x
 	} else {
 		sk.tail = x
 	}
@@ -280,25 +296,25 @@ func (sk *zskiplist) unlink(x *zslNode) {
 	var update [zslMaxLevel]*zslNode
 	p := sk.header
 	for i := sk.level - 1; i >= 0; i-- {
-		for f := p.at(i).forward; f != nil && f != x && f.before(x.score, x.member); f = p.at(i).forward {
+		for f := p.lv(i).forward; f != nil && f != x && f.before(x.score, x.member); f = p.lv(i).forward {
 			p = f
 		}
 		update[i] = p
 	}
 	for i := 0; i < sk.level; i++ {
-		if update[i].at(i).forward == x {
-			update[i].at(i).span += x.at(i).span - 1
-			update[i].at(i).forward = x.at(i).forward
+		if update[i].lv(i).forward == x {
+			update[i].lv(i).span += x.lv(i).span - 1
+			update[i].lv(i).forward = x.lv(i).forward
 		} else {
-			update[i].at(i).span--
+			update[i].lv(i).span--
 		}
 	}
-	if x.at(0).forward != nil {
-		x.at(0).forward.backward = x.backward
+	if x.lv(0).forward != nil {
+		x.lv(0).forward.backward = x.backward
 	} else {
 		sk.tail = x.backward
 	}
-	for sk.level > 1 && sk.header.at(sk.level-1).forward == nil {
+	for sk.level > 1 && sk.header.lv(sk.level-1).forward == nil {
 		sk.level--
 	}
 	sk.length--
@@ -309,7 +325,7 @@ func (sk *zskiplist) unlink(x *zslNode) {
 func (sk *zskiplist) update(member []byte, old, score float64) {
 	x := sk.find(member)
 	prevOK := x.backward == nil || x.backward.before(score, x.member)
-	next := x.at(0).forward
+	next := x.lv(0).forward
 	nextOK := next == nil || !next.before(score, x.member)
 	if prevOK && nextOK {
 		x.score = score
@@ -317,8 +333,8 @@ func (sk *zskiplist) update(member []byte, old, score float64) {
 	}
 	sk.unlink(x)
 	x.score = score
-	for i := range x.height {
-		*x.at(i) = zslLevel{}
+	for i := range x.nlev {
+		*x.lv(i) = zslLevel{}
 	}
 	x.backward = nil
 	sk.link(x)
@@ -337,11 +353,11 @@ func (sk *zskiplist) remove(member []byte) bool {
 	}
 	sk.dict.remove(h, member)
 	sk.unlink(x)
-	sk.nodeBytes -= nodeMem(x.member, x.height)
+	sk.nodeBytes -= nodeMem(x.member, x.nlev)
 	return true
 }
 
-// appendSorted adds pairs in the listpack layout, in order and all
+// appendSorted adds pairs in the heap layout (zset.go), in order and all
 // greater than the set's members, at the end: O(1) each.
 func (sk *zskiplist) appendSorted(body []byte) {
 	var last [zslMaxLevel]*zslNode
@@ -349,18 +365,17 @@ func (sk *zskiplist) appendSorted(body []byte) {
 	for i := range last {
 		last[i] = sk.header
 	}
-	l := zsetLP{b: body}
 	for off := 0; off < len(body); {
-		m, s, next := l.entry(off)
+		m, s, next := heapZEntry(body, off)
 		off = next
 		x := newZSLNode(string(m), s, randomLevel())
 		sk.length++
-		if x.height > sk.level {
-			sk.level = x.height
+		if x.nlev > sk.level {
+			sk.level = x.nlev
 		}
-		for i := range x.height {
-			last[i].at(i).forward = x
-			last[i].at(i).span = sk.length - lastRank[i]
+		for i := range x.nlev {
+			last[i].lv(i).forward = x
+			last[i].lv(i).span = sk.length - lastRank[i]
 			last[i], lastRank[i] = x, sk.length
 		}
 		if sk.tail != nil {
@@ -368,11 +383,11 @@ func (sk *zskiplist) appendSorted(body []byte) {
 		}
 		sk.tail = x
 		sk.dict.insert(sk.dict.hashString(x.member), x.member, x, 0)
-		sk.nodeBytes += nodeMem(x.member, x.height)
+		sk.nodeBytes += nodeMem(x.member, x.nlev)
 	}
 	// The last link of each level points to nothing; its span reaches the
 	// end, as link and unlink keep it.
 	for i := range sk.level {
-		last[i].at(i).span = sk.length - lastRank[i]
+		last[i].lv(i).span = sk.length - lastRank[i]
 	}
 }
