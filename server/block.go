@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"time"
 
 	"github.com/moond-db/moond/keyspace"
@@ -124,11 +125,16 @@ func newBlocked(c *conn, reply *pendingReply, home, owner *worker, spec *keyspac
 			wt.keys = append(wt.keys, k)
 		}
 	}
-	if ms, _ := keyspace.ParseBlockTimeout(spec.Block.Timeout(args), 0); ms > 0 {
+	// A timeout past what a Duration holds (292 years) never fires, as a
+	// Redis 7.0 deadline past the int64 range never does.
+	if ms, _ := keyspace.ParseBlockTimeout(spec.Block.Timeout(args)); ms > 0 && ms <= maxTimerMillis {
 		b.timer = owner.loop.AfterFunc(time.Duration(ms)*time.Millisecond, func() { owner.timeoutBlocked(b) })
 	}
 	return b
 }
+
+// maxTimerMillis is the longest timeout a timer is armed for.
+const maxTimerMillis = math.MaxInt64 / int64(time.Millisecond)
 
 // blockOn makes the wait of a blocking command that found no data on this
 // shard, which holds all its keys and owns it.
@@ -222,14 +228,13 @@ func (w *worker) timeoutBlocked(b *blocked) {
 	}
 }
 
-// timeoutReply is the reply of b's command on timeout.
+// timeoutReply is the reply of b's command on timeout (and CLIENT
+// UNBLOCK TIMEOUT): a null array for every blocking command, BLMOVE and
+// BRPOPLPUSH included, as Redis 7.0's replyToBlockedClientTimedOut
+// answers (*-1 in RESP2, where their non-blocking forms answer $-1).
 func timeoutReply(b *blocked) []byte {
 	out := resp.Writer{Proto: b.proto}
-	if b.spec.Block.NullBulk {
-		out.Null()
-	} else {
-		out.NullArray()
-	}
+	out.NullArray()
 	return out.Buf
 }
 

@@ -1,0 +1,751 @@
+package tests
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The scenarios of TestBlockingMatchesRedisServer, after the blocking
+// cases of Redis 7.0's tests/unit/type/list.tcl and zset.tcl. Keys a
+// command uses together share a {hash tag}, so that they live on one
+// shard; the cross-shard scenarios use keys of two shards on purpose.
+//
+// Not here, because moond has no MULTI/EXEC, WATCH, SORT or DEBUG yet:
+// "LPUSH + DEL should not awake blocked client" and "... + SET" in a
+// transaction (their effect without MULTI is in "wrong kind or deleted"),
+// "MULTI/EXEC is isolated from the point of view of BLPOP/BLMPOP/BZPOPMIN/
+// BZMPOP", "BLPOP/BLMPOP/BRPOPLPUSH inside a transaction", "PUSH resulting
+// from BRPOPLPUSH affect WATCH", "BRPOPLPUSH does not affect WATCH while
+// still blocked", "MULTI + LPUSH + EXPIRE + DEBUG SLEEP on blocked
+// client", "BLPOP when result key is created by SORT..STORE", the
+// replication-stream checks, and "BLMPOP/BZMPOP with multiple blocked
+// clients" in their MULTI form (their pushes run one by one here).
+
+type blockingScenario struct {
+	name string
+	run  func(e *benv)
+}
+
+var bigValue = strings.Repeat("L", 300)
+
+// Keys on shard 0 and shard 1 of two: a wait across shards.
+var (
+	crossA = keyOnShard("xa", 0)
+	crossB = keyOnShard("xb", 1)
+)
+
+// pops are the four ways list.tcl pops one element: BLPOP, BRPOP and
+// BLMPOP LEFT|RIGHT COUNT 1, over keys with a timeout.
+var pops = []struct {
+	name string
+	cmd  func(timeout string, keys ...string) []string
+}{
+	{"BLPOP", func(t string, keys ...string) []string { return append(append([]string{"BLPOP"}, keys...), t) }},
+	{"BRPOP", func(t string, keys ...string) []string { return append(append([]string{"BRPOP"}, keys...), t) }},
+	{"BLMPOP_LEFT", func(t string, keys ...string) []string { return mpop("BLMPOP", t, "LEFT", keys) }},
+	{"BLMPOP_RIGHT", func(t string, keys ...string) []string { return mpop("BLMPOP", t, "RIGHT", keys) }},
+}
+
+// zpops are BZPOPMIN, BZPOPMAX and BZMPOP MIN|MAX COUNT 1.
+var zpops = []struct {
+	name string
+	cmd  func(timeout string, keys ...string) []string
+}{
+	{"BZPOPMIN", func(t string, keys ...string) []string { return append(append([]string{"BZPOPMIN"}, keys...), t) }},
+	{"BZPOPMAX", func(t string, keys ...string) []string { return append(append([]string{"BZPOPMAX"}, keys...), t) }},
+	{"BZMPOP_MIN", func(t string, keys ...string) []string { return mpop("BZMPOP", t, "MIN", keys) }},
+	{"BZMPOP_MAX", func(t string, keys ...string) []string { return mpop("BZMPOP", t, "MAX", keys) }},
+}
+
+func mpop(cmd, timeout, where string, keys []string) []string {
+	out := []string{cmd, timeout, itoa(len(keys))}
+	out = append(out, keys...)
+	return append(out, where, "COUNT", "1")
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+var directions = [][2]string{{"LEFT", "LEFT"}, {"LEFT", "RIGHT"}, {"RIGHT", "LEFT"}, {"RIGHT", "RIGHT"}}
+
+var blockingScenarios = []blockingScenario{
+	{"existing lists", func(e *benv) {
+		d := e.client()
+		for _, p := range pops {
+			e.do("DEL", "blist", "blist1{t}", "blist2{t}")
+			e.do("RPUSH", "blist", "a", "b", bigValue, "c", "d")
+			e.send(d, p.cmd("1", "blist")...)
+			e.read(d)
+			e.send(d, p.cmd("1", "blist")...)
+			e.read(d)
+			e.do("LLEN", "blist")
+			// Multiple lists, then only the second has entries.
+			e.do("RPUSH", "blist1{t}", "a", bigValue, "c")
+			e.do("RPUSH", "blist2{t}", "d", bigValue, "f")
+			e.send(d, p.cmd("1", "blist1{t}", "blist2{t}")...)
+			e.read(d)
+			e.send(d, p.cmd("1", "blist2{t}", "blist1{t}")...)
+			e.read(d)
+			e.do("DEL", "blist1{t}")
+			e.send(d, p.cmd("1", "blist1{t}", "blist2{t}")...)
+			e.read(d)
+			e.do("LRANGE", "blist2{t}", "0", "-1")
+		}
+	}},
+	{"moves with data", func(e *benv) {
+		d := e.client()
+		e.do("RPUSH", "target{t}", "bar")
+		e.do("RPUSH", "blist{t}", "a", "b", bigValue, "c", "d")
+		e.send(d, "BRPOPLPUSH", "blist{t}", "target{t}", "1")
+		e.read(d)
+		e.do("LPOP", "target{t}")
+		for _, dir := range directions {
+			e.send(d, "BLMOVE", "blist{t}", "target{t}", dir[0], dir[1], "1")
+			e.read(d)
+			e.do("LRANGE", "target{t}", "0", "-1")
+		}
+		e.do("LRANGE", "blist{t}", "0", "-1")
+	}},
+	{"push after block", func(e *benv) {
+		d := e.client()
+		for _, p := range pops {
+			e.send(d, p.cmd("0", "blist1")...)
+			e.blocked(1)
+			e.do("RPUSH", "blist1", "foo")
+			e.read(d)
+			e.do("EXISTS", "blist1")
+			// Variadic LPUSH serves one element.
+			e.send(d, p.cmd("0", "blist")...)
+			e.blocked(1)
+			e.do("LPUSH", "blist", "foo", "bar")
+			e.read(d)
+			e.do("LRANGE", "blist", "0", "-1")
+			e.do("DEL", "blist")
+			// Arguments are empty: data arrives on one or the other.
+			for _, k := range []string{"blist1{t}", "blist2{t}"} {
+				e.send(d, p.cmd("1", "blist1{t}", "blist2{t}")...)
+				e.blocked(1)
+				e.do("RPUSH", k, "foo")
+				e.read(d)
+				e.do("EXISTS", "blist1{t}", "blist2{t}")
+			}
+		}
+	}},
+	{"zero timeouts block for ever", func(e *benv) {
+		d := e.client()
+		for _, p := range pops {
+			e.send(d, p.cmd("0", "blist1")...)
+			e.blocked(1)
+			e.do("PING")
+			e.blocked(1)
+			e.do("RPUSH", "blist1", "foo")
+			e.read(d)
+		}
+		// -0.001 s rounds up to 0 ms: it waits for ever too.
+		for _, to := range []string{"-0.001", "-0.0001", "-0"} {
+			e.send(d, "BLPOP", "blist1", to)
+			e.blocked(1)
+			e.do("RPUSH", "blist1", "foo")
+			e.read(d)
+		}
+	}},
+	{"same key several times", func(e *benv) {
+		d := e.client()
+		e.send(d, "BLPOP", "list1{t}", "list2{t}", "list2{t}", "list1{t}", "0")
+		e.blocked(1)
+		e.do("LPUSH", "list1{t}", "a")
+		e.read(d)
+		e.send(d, "BLPOP", "list1{t}", "list2{t}", "list2{t}", "list1{t}", "0")
+		e.blocked(1)
+		e.do("LPUSH", "list2{t}", "b")
+		e.read(d)
+		e.do("LPUSH", "list1{t}", "a")
+		e.do("LPUSH", "list2{t}", "b")
+		e.send(d, "BLPOP", "list1{t}", "list2{t}", "list2{t}", "list1{t}", "0")
+		e.read(d)
+		e.send(d, "BLPOP", "list1{t}", "list2{t}", "list2{t}", "list1{t}", "0")
+		e.read(d)
+		e.send(d, "BLMPOP", "0", "4", "list1{t}", "list2{t}", "list2{t}", "list1{t}", "RIGHT", "COUNT", "5")
+		e.blocked(1)
+		e.do("RPUSH", "list2{t}", "x", "y")
+		e.read(d)
+		// Sorted sets.
+		e.send(d, "BZPOPMIN", "z1{t}", "z2{t}", "z2{t}", "z1{t}", "0")
+		e.blocked(1)
+		e.do("ZADD", "z1{t}", "0", "a")
+		e.read(d)
+		e.send(d, "BZPOPMIN", "z1{t}", "z2{t}", "z2{t}", "z1{t}", "0")
+		e.blocked(1)
+		e.do("ZADD", "z2{t}", "1", "b")
+		e.read(d)
+		e.do("ZADD", "z1{t}", "0", "a")
+		e.do("ZADD", "z2{t}", "1", "b")
+		e.send(d, "BZPOPMIN", "z1{t}", "z2{t}", "z2{t}", "z1{t}", "0")
+		e.read(d)
+		e.send(d, "BZPOPMIN", "z1{t}", "z2{t}", "z2{t}", "z1{t}", "0")
+		e.read(d)
+	}},
+	{"wrong kind or deleted does not wake", func(e *benv) {
+		d := e.client()
+		for _, p := range pops {
+			e.send(d, p.cmd("0", "list")...)
+			e.blocked(1)
+			e.do("SET", "list", "foo")
+			e.do("DEL", "list")
+			e.do("ZADD", "list", "1", "m")
+			e.do("DEL", "list")
+			e.blocked(1)
+			e.do("LPUSH", "list", "b")
+			e.read(d)
+		}
+		for _, p := range zpops {
+			e.send(d, p.cmd("0", "zset")...)
+			e.blocked(1)
+			e.do("SET", "zset", "foo")
+			e.do("DEL", "zset")
+			e.do("RPUSH", "zset", "x")
+			e.do("DEL", "zset")
+			e.blocked(1)
+			e.do("ZADD", "zset", "1", "bar")
+			e.read(d)
+		}
+		// A key of another kind stays, then turns into a list.
+		e.send(d, "BLPOP", "k{t}", "0")
+		e.blocked(1)
+		e.do("SET", "k{t}", "str")
+		e.do("RPUSH", "src{t}", "v")
+		e.do("RENAME", "src{t}", "k{t}")
+		e.read(d)
+	}},
+	{"wrong kind at call time", func(e *benv) {
+		d := e.client()
+		e.do("SET", "blist2{t}", "nolist")
+		for _, p := range pops {
+			e.send(d, p.cmd("1", "blist1{t}", "blist2{t}")...)
+			e.read(d)
+		}
+		e.do("RPUSH", "blist1{t}", "x", "y", "z", "w")
+		for _, p := range pops {
+			e.send(d, p.cmd("1", "blist1{t}", "blist2{t}")...)
+			e.read(d)
+		}
+		e.do("SET", "notalist{t}", "foo")
+		e.send(d, "BLPOP", "notalist{t}", "0")
+		e.read(d)
+		e.send(d, "BRPOP", "notalist{t}", "0")
+		e.read(d)
+		e.send(d, "BLMPOP", "0", "2", "notalist{t}", "notalist2{t}", "LEFT", "COUNT", "1")
+		e.read(d)
+		e.do("DEL", "notalist{t}")
+		e.do("SET", "notalist2{t}", "nolist")
+		e.send(d, "BLMPOP", "0", "2", "notalist{t}", "notalist2{t}", "LEFT", "COUNT", "1")
+		e.read(d)
+		e.do("SET", "foo{t}", "bar")
+		for _, cmd := range [][]string{
+			{"BZPOPMIN", "foo{t}", "1"}, {"BZPOPMAX", "foo{t}", "1"},
+			{"BZMPOP", "1", "1", "foo{t}", "MIN"}, {"BZMPOP", "1", "1", "foo{t}", "MAX"},
+			{"BZMPOP", "1", "1", "foo{t}", "MIN", "COUNT", "10"},
+			{"BZMPOP", "1", "2", "foo3{t}", "foo{t}", "MIN"}, {"BZMPOP", "1", "2", "foo{t}", "foo3{t}", "MAX", "COUNT", "1"},
+			{"BLMOVE", "foo{t}", "x{t}", "LEFT", "LEFT", "0"}, {"BRPOPLPUSH", "foo{t}", "x{t}", "0"},
+		} {
+			e.send(d, cmd...)
+			e.read(d)
+		}
+	}},
+	{"moves while blocked", func(e *benv) {
+		d1, d2 := e.client(), e.client()
+		e.do("RPUSH", "target{t}", "bar")
+		e.send(d1, "BRPOPLPUSH", "blist{t}", "target{t}", "0")
+		e.blocked(1)
+		e.do("RPUSH", "blist{t}", "foo")
+		e.read(d1)
+		e.do("LRANGE", "target{t}", "0", "-1")
+		for _, dir := range directions {
+			e.do("DEL", "blist{t}", "target{t}")
+			e.do("RPUSH", "target{t}", "bar")
+			e.send(d1, "BLMOVE", "blist{t}", "target{t}", dir[0], dir[1], "0")
+			e.blocked(1)
+			e.do("RPUSH", "blist{t}", "foo")
+			e.read(d1)
+			e.do("LRANGE", "target{t}", "0", "-1")
+		}
+		// A client BLPOPing the target list.
+		for _, dir := range directions {
+			e.do("DEL", "blist{t}", "target{t}")
+			e.send(d2, "BLPOP", "target{t}", "0")
+			e.blocked(1)
+			e.send(d1, "BLMOVE", "blist{t}", "target{t}", dir[0], dir[1], "0")
+			e.blocked(2)
+			e.do("RPUSH", "blist{t}", "foo")
+			e.read(d1)
+			e.read(d2)
+			e.do("EXISTS", "target{t}")
+		}
+	}},
+	{"move destination of another kind", func(e *benv) {
+		d1, d2 := e.client(), e.client()
+		e.do("SET", "blist{t}", "nolist")
+		e.send(d1, "BRPOPLPUSH", "blist{t}", "target{t}", "1")
+		e.read(d1)
+		e.do("DEL", "blist{t}")
+		e.do("SET", "target{t}", "nolist")
+		e.do("LPUSH", "blist{t}", "foo")
+		e.send(d1, "BRPOPLPUSH", "blist{t}", "target{t}", "1")
+		e.read(d1)
+		e.do("DEL", "blist{t}")
+		e.send(d1, "BRPOPLPUSH", "blist{t}", "target{t}", "0")
+		e.blocked(1)
+		e.do("RPUSH", "blist{t}", "foo")
+		e.read(d1)
+		e.do("LRANGE", "blist{t}", "0", "-1")
+		// The order of elements is kept after the failure.
+		e.do("DEL", "blist{t}")
+		e.send(d1, "BRPOPLPUSH", "blist{t}", "target{t}", "0")
+		e.blocked(1)
+		e.do("RPUSH", "blist{t}", "a", "b", "c")
+		e.read(d1)
+		e.do("LRANGE", "blist{t}", "0", "-1")
+		// Two waiters, the first with a bad destination.
+		e.do("DEL", "blist{t}", "target{t}")
+		e.do("SET", "target1{t}", "nolist")
+		e.send(d1, "BRPOPLPUSH", "blist{t}", "target1{t}", "0")
+		e.blocked(1)
+		e.send(d2, "BLMOVE", "blist{t}", "target2{t}", "LEFT", "RIGHT", "0")
+		e.blocked(2)
+		e.do("LPUSH", "blist{t}", "foo")
+		e.read(d1)
+		e.read(d2)
+		e.do("LRANGE", "target2{t}", "0", "-1")
+		// A sorted set as destination.
+		e.do("ZADD", "zdst{t}", "1", "m")
+		e.send(d1, "BLMOVE", "blist{t}", "zdst{t}", "RIGHT", "LEFT", "0")
+		e.blocked(1)
+		e.do("RPUSH", "blist{t}", "x")
+		e.read(d1)
+		e.do("LRANGE", "blist{t}", "0", "-1")
+	}},
+	{"linked circular and self moves", func(e *benv) {
+		d1, d2 := e.client(), e.client()
+		e.send(d1, "BLMOVE", "list1{t}", "list2{t}", "RIGHT", "LEFT", "0")
+		e.blocked(1)
+		e.send(d2, "BLMOVE", "list2{t}", "list3{t}", "LEFT", "RIGHT", "0")
+		e.blocked(2)
+		e.do("RPUSH", "list1{t}", "foo")
+		e.read(d1)
+		e.read(d2)
+		e.do("LRANGE", "list1{t}", "0", "-1")
+		e.do("LRANGE", "list2{t}", "0", "-1")
+		e.do("LRANGE", "list3{t}", "0", "-1")
+		e.do("DEL", "list1{t}", "list2{t}", "list3{t}")
+		e.send(d1, "BRPOPLPUSH", "list1{t}", "list2{t}", "0")
+		e.blocked(1)
+		e.send(d2, "BRPOPLPUSH", "list2{t}", "list1{t}", "0")
+		e.blocked(2)
+		e.do("RPUSH", "list1{t}", "foo")
+		e.read(d1)
+		e.read(d2)
+		e.do("LRANGE", "list1{t}", "0", "-1")
+		e.do("LRANGE", "list2{t}", "0", "-1")
+		e.do("DEL", "list1{t}")
+		e.send(d1, "BRPOPLPUSH", "blist{t}", "blist{t}", "0")
+		e.blocked(1)
+		e.do("RPUSH", "blist{t}", "foo")
+		e.read(d1)
+		e.do("LRANGE", "blist{t}", "0", "-1")
+		// Regression for bug 593: a chain with a pipelined second move.
+		e.do("DEL", "blist{t}")
+		e.send(d1, "BRPOPLPUSH", "a{t}", "b{t}", "0")
+		e.send(d1, "BRPOPLPUSH", "a{t}", "b{t}", "0")
+		e.blocked(1)
+		e.send(d2, "BRPOPLPUSH", "b{t}", "c{t}", "0")
+		e.blocked(2)
+		e.do("LPUSH", "a{t}", "data")
+		e.read(d1)
+		e.read(d2)
+		e.blocked(1)
+		e.do("LRANGE", "c{t}", "0", "-1")
+		e.closeClient(d1)
+		e.blocked(0)
+		e.do("PING")
+	}},
+	{"mpop waiters with COUNT", func(e *benv) {
+		d := []*rawClient{e.client(), e.client(), e.client(), e.client()}
+		args := [][]string{
+			{"BLMPOP", "0", "2", "blist{t}", "blist2{t}", "LEFT", "COUNT", "1"},
+			{"BLMPOP", "0", "2", "blist{t}", "blist2{t}", "RIGHT", "COUNT", "10"},
+			{"BLMPOP", "0", "2", "blist{t}", "blist2{t}", "LEFT", "COUNT", "10"},
+			{"BLMPOP", "0", "2", "blist{t}", "blist2{t}", "RIGHT", "COUNT", "1"},
+		}
+		for i := range d {
+			e.send(d[i], args[i]...)
+			e.blocked(i + 1)
+		}
+		e.do("LPUSH", "blist{t}", "a", "b", "c", "d", "e")
+		e.read(d[0])
+		e.read(d[1])
+		e.do("LPUSH", "blist2{t}", "1", "2", "3", "4", "5")
+		e.read(d[2])
+		e.do("LPUSH", "blist2{t}", "1", "2", "3")
+		e.read(d[3])
+		e.do("LRANGE", "blist2{t}", "0", "-1")
+		zargs := [][]string{
+			{"BZMPOP", "0", "2", "myzset{t}", "myzset2{t}", "MIN", "COUNT", "1"},
+			{"BZMPOP", "0", "2", "myzset{t}", "myzset2{t}", "MAX", "COUNT", "10"},
+			{"BZMPOP", "0", "2", "myzset{t}", "myzset2{t}", "MIN", "COUNT", "10"},
+			{"BZMPOP", "0", "2", "myzset{t}", "myzset2{t}", "MAX", "COUNT", "1"},
+		}
+		for i := range d {
+			e.send(d[i], zargs[i]...)
+			e.blocked(i + 1)
+		}
+		e.do("ZADD", "myzset{t}", "1", "a", "2", "b", "3", "c", "4", "d", "5", "e")
+		e.read(d[0])
+		e.read(d[1])
+		e.do("ZADD", "myzset2{t}", "1", "a", "2", "b", "3", "c", "4", "d", "5", "e")
+		e.read(d[2])
+		e.do("ZADD", "myzset2{t}", "1", "a", "2", "b", "3", "c")
+		e.read(d[3])
+		e.do("ZRANGE", "myzset2{t}", "0", "-1")
+		// Arguments that are not keys wake nobody (#10762).
+		e.send(d[0], "BZMPOP", "0", "1", "myzset", "MIN", "COUNT", "10")
+		e.blocked(1)
+		e.send(d[1], "BZMPOP", "0", "2", "myzset2", "myzset3", "MAX", "COUNT", "10")
+		e.blocked(2)
+		for i, k := range []string{"0", "1", "min", "max", "count", "10", "2"} {
+			e.do("ZADD", k, itoa(100*(i+1)), k+"_token")
+		}
+		e.blocked(2)
+		e.do("ZADD", "myzset", "1", "zset")
+		e.do("ZADD", "myzset3", "1", "zset3")
+		e.read(d[0])
+		e.read(d[1])
+	}},
+	{"sorted sets", func(e *benv) {
+		d := e.client()
+		for _, p := range zpops {
+			e.do("DEL", "z1{t}", "z2{t}")
+			e.do("ZADD", "z1{t}", "1", "a", "2", "b", "3", "c", "1.5", "h", "-inf", "lo", "+inf", "hi")
+			e.do("ZADD", "z2{t}", "4", "d", "5", "e", "6", "f")
+			e.send(d, p.cmd("1", "z1{t}")...)
+			e.read(d)
+			e.send(d, p.cmd("1", "z1{t}", "z2{t}")...)
+			e.read(d)
+			e.send(d, p.cmd("1", "z2{t}", "z1{t}")...)
+			e.read(d)
+			e.do("DEL", "z1{t}")
+			e.send(d, p.cmd("1", "z1{t}", "z2{t}")...)
+			e.read(d)
+			// Blocking path.
+			e.send(d, p.cmd("5", "zset{t}")...)
+			e.blocked(1)
+			e.do("ZADD", "zset{t}", "1", "a")
+			e.read(d)
+			// Variadic ZADD serves one member.
+			e.send(d, p.cmd("0", "zset")...)
+			e.blocked(1)
+			e.do("ZADD", "zset", "-1", "foo", "1", "bar")
+			e.read(d)
+			e.do("ZRANGE", "zset", "0", "-1")
+			e.do("DEL", "zset")
+		}
+		e.send(d, "BZMPOP", "0", "1", "zset", "MAX", "COUNT", "10")
+		e.blocked(1)
+		e.do("ZADD", "zset", "1", "a", "2.5", "b", "-inf", "c")
+		e.read(d)
+	}},
+	{"timeouts", func(e *benv) {
+		d := e.client()
+		for _, cmd := range [][]string{
+			{"BLPOP", "l1{t}", "l2{t}", "0.1"}, {"BRPOP", "l1{t}", "0.01"},
+			{"BLMOVE", "l1{t}", "l2{t}", "LEFT", "RIGHT", "0.01"}, {"BRPOPLPUSH", "l1{t}", "l2{t}", "0.01"},
+			{"BLMPOP", "0.01", "2", "l1{t}", "l2{t}", "LEFT"}, {"BLMPOP", "0.001", "1", "l1{t}", "RIGHT", "COUNT", "3"},
+			{"BZPOPMIN", "z1{t}", "0.01"}, {"BZPOPMAX", "z1{t}", "z2{t}", "0.01"},
+			{"BZMPOP", "0.01", "1", "z1{t}", "MIN"}, {"BZMPOP", "0.01", "2", "z1{t}", "z2{t}", "MAX", "COUNT", "2"},
+			// Rounded up to 1 ms, not down to 0 (for ever).
+			{"BLPOP", "l1{t}", "0.0001"}, {"BZPOPMIN", "z1{t}", "1e-20"}, {"BLMOVE", "l1{t}", "l2{t}", "LEFT", "RIGHT", "0.0009"},
+		} {
+			e.send(d, cmd...)
+			e.read(d)
+			e.blocked(0)
+		}
+		e.do("EXISTS", "l1{t}", "l2{t}", "z1{t}", "z2{t}")
+	}},
+	{"timeout arguments", func(e *benv) {
+		d := e.client()
+		timeouts := []string{"-1", "-0.5", "-0", "abc", "", " 1", "1 ", "+1", "1e3", "0x10", "1e300", "1e400", "1e5000",
+			"1e-5000", "inf", "+inf", "-inf", "nan", "9223372036854775", "9223372036854776", "9223372036854775807",
+			"9223372036854775808", "18446744073709551616", "0.5", ".5", "5.", "1e", "0x", "1,5"}
+		for _, to := range timeouts {
+			// The key holds data: a timeout that parses returns at once.
+			e.quiet("RPUSH", "k{t}", "x")
+			e.quiet("ZADD", "z{t}", "1", "m")
+			for _, cmd := range [][]string{
+				{"BLPOP", "k{t}", to}, {"BLMOVE", "k{t}", "k2{t}", "LEFT", "LEFT", to}, {"BRPOPLPUSH", "k{t}", "k2{t}", to},
+				{"BLMPOP", to, "1", "k{t}", "LEFT"}, {"BZPOPMIN", "z{t}", to}, {"BZMPOP", to, "1", "z{t}", "MAX"},
+			} {
+				e.send(d, cmd...)
+				e.read(d)
+				e.quiet("RPUSH", "k{t}", "x")
+				e.quiet("ZADD", "z{t}", "1", "m")
+			}
+		}
+		// The timeout is checked before the key's kind.
+		e.do("SET", "s", "x")
+		e.send(d, "BLPOP", "s", "-1")
+		e.read(d)
+		e.send(d, "BZPOPMAX", "s", "abc")
+		e.read(d)
+	}},
+	{"mpop arguments", func(e *benv) {
+		d := e.client()
+		for _, cmd := range []string{"BLMPOP", "BZMPOP"} {
+			min, max := "LEFT", "RIGHT"
+			if cmd == "BZMPOP" {
+				min, max = "MIN", "MAX"
+			}
+			for _, args := range [][]string{
+				{}, {"0", "1"}, {"0", "1", "k{t}"},
+				{"0", "0", "k{t}", min}, {"0", "a", "k{t}", min}, {"0", "-1", "k{t}", max},
+				{"0", "1", "k{t}", "bad_where"}, {"0", "1", "k{t}", min, "bar_arg"}, {"0", "1", "k{t}", max, min},
+				{"0", "1", "k{t}", "COUNT"}, {"0", "1", "k{t}", min, "COUNT", "1", "COUNT", "2"},
+				{"0", "2", "k{t}", "k2{t}", "bad_arg"}, {"0", "5", "k{t}", min}, {"0", "3", "k{t}", min},
+				{"0", "1", "k{t}", min, "COUNT", "0"}, {"0", "1", "k{t}", max, "COUNT", "a"},
+				{"0", "1", "k{t}", min, "COUNT", "-1"}, {"0", "2", "k{t}", "k2{t}", max, "COUNT", "-1"},
+				// The arguments are checked before the timeout.
+				{"-1", "0", "k{t}", min}, {"abc", "1", "k{t}", "bad"}, {"-1", "1", "k{t}", min, "COUNT", "0"},
+				{"abc", "1", "k{t}", min},
+				// Keys of two shards.
+				{"0", "2", crossA, crossB, "bad_where"}, {"-1", "2", crossA, crossB, min},
+				{"0", "2", crossA, crossB, min, "COUNT", "0"}, {"0", "3", crossA, crossB, min},
+			} {
+				e.send(d, append([]string{cmd}, args...)...)
+				e.read(d)
+			}
+		}
+		e.do("PING")
+	}},
+	{"moved into place", func(e *benv) {
+		d := e.client()
+		for _, p := range pops[:3] {
+			e.send(d, p.cmd("0", "foo{t}")...)
+			e.blocked(1)
+			e.do("LPUSH", "bob{t}", "abc", "def", "hij")
+			e.do("RENAME", "bob{t}", "foo{t}")
+			e.read(d)
+			e.do("DEL", "foo{t}")
+		}
+		e.send(d, "BZPOPMIN", "zfoo{t}", "0")
+		e.blocked(1)
+		e.do("ZADD", "zbob{t}", "1", "a")
+		e.do("RENAMENX", "zbob{t}", "zfoo{t}")
+		e.read(d)
+		// COPY, and MOVE from another database.
+		e.send(d, "BLPOP", "cp{t}", "0")
+		e.blocked(1)
+		e.do("RPUSH", "orig{t}", "copied")
+		e.do("COPY", "orig{t}", "cp{t}")
+		e.read(d)
+		e.send(d, "BLPOP", "mv", "0")
+		e.blocked(1)
+		e.do("SELECT", "1")
+		e.do("RPUSH", "mv", "moved")
+		e.do("MOVE", "mv", "0")
+		e.read(d)
+		e.do("SELECT", "0")
+	}},
+	{"SWAPDB", func(e *benv) {
+		d := e.client()
+		e.do("SELECT", "1")
+		e.do("RPUSH", "k", "hello")
+		e.send(d, "SELECT", "9")
+		e.read(d)
+		e.send(d, "BRPOP", "k", "5")
+		e.blocked(1)
+		e.do("SWAPDB", "1", "9")
+		e.read(d)
+		// The data comes back from database 9 to 1 for a waiter there.
+		e.send(d, "SELECT", "1")
+		e.read(d)
+		e.send(d, "BLPOP", "k", "z", "5")
+		e.blocked(1)
+		e.do("SELECT", "9")
+		e.do("RPUSH", "z", "zz")
+		e.do("SWAPDB", "9", "1")
+		e.read(d)
+		// A key that expired does not wake it.
+		e.do("FLUSHALL")
+		e.do("SELECT", "1")
+		e.do("RPUSH", "k", "hello")
+		e.do("PEXPIRE", "k", "50")
+		start := time.Now()
+		id := e.clientID(d)
+		e.send(d, "SELECT", "9")
+		e.read(d)
+		e.send(d, "BRPOP", "k", "0")
+		e.blocked(1)
+		e.until("the key's TTL passed", func() bool { return time.Since(start) > 100*time.Millisecond })
+		e.do("SWAPDB", "1", "9")
+		e.blocked(1)
+		e.clientFlags(id)
+		e.do("CLIENT", "UNBLOCK", id)
+		e.read(d)
+		e.do("SELECT", "0")
+	}},
+	{"FLUSHALL and FLUSHDB keep clients blocked", func(e *benv) {
+		d := e.client()
+		id := e.clientID(d)
+		for _, flush := range [][]string{{"FLUSHALL"}, {"FLUSHDB"}, {"FLUSHALL", "ASYNC"}, {"FLUSHDB", "SYNC"}} {
+			e.do("RPUSH", "other", "x")
+			e.send(d, "BLPOP", "k", "0")
+			e.blocked(1)
+			e.do(flush...)
+			e.blocked(1)
+			e.clientFlags(id)
+			e.do("RPUSH", "k", "after")
+			e.read(d)
+			e.send(d, "BZPOPMAX", "z", "0")
+			e.blocked(1)
+			e.do(flush...)
+			e.do("ZADD", "z", "2", "after")
+			e.read(d)
+		}
+		// One with a timeout still times out.
+		e.send(d, "BLMOVE", "k{t}", "k2{t}", "RIGHT", "LEFT", "0.2")
+		e.blocked(1)
+		e.do("FLUSHALL")
+		e.read(d)
+	}},
+	{"pipelined commands wait behind a blocked one", func(e *benv) {
+		d := e.client()
+		d.write(encodeCommand([]string{"ECHO", "before"}) + encodeCommand([]string{"BLPOP", "k", "0"}) +
+			encodeCommand([]string{"ECHO", "after"}) + encodeCommand([]string{"RPUSH", "k2", "v"}) +
+			encodeCommand([]string{"BLPOP", "k2", "k3", "0"}) + encodeCommand([]string{"BRPOP", "k3", "0"}) +
+			encodeCommand([]string{"LRANGE", "k", "0", "-1"}))
+		e.note("d1> pipeline")
+		e.read(d)
+		e.blocked(1)
+		e.do("LLEN", "k2")
+		e.do("RPUSH", "k", "x", "y")
+		e.read(d)
+		e.read(d)
+		e.read(d)
+		e.read(d)
+		e.blocked(1)
+		e.do("LPUSH", "k3", "z")
+		e.read(d)
+		e.read(d)
+		e.blocked(0)
+	}},
+	{"CLIENT UNBLOCK", func(e *benv) {
+		d := e.client()
+		id := e.clientID(d)
+		for _, cmd := range [][]string{
+			{"BLPOP", "k{u}", "0"}, {"BRPOP", "k{u}", "k2{u}", "0"}, {"BLMOVE", "k{u}", "k2{u}", "LEFT", "RIGHT", "0"},
+			{"BRPOPLPUSH", "k{u}", "k2{u}", "0"}, {"BLMPOP", "0", "1", "k{u}", "LEFT"}, {"BZPOPMIN", "z{u}", "0"},
+			{"BZPOPMAX", "z{u}", "100"}, {"BZMPOP", "0", "2", "z{u}", "z2{u}", "MAX", "COUNT", "3"},
+		} {
+			for _, how := range [][]string{{}, {"TIMEOUT"}, {"ERROR"}, {"timeout"}, {"error"}} {
+				e.send(d, cmd...)
+				e.blocked(1)
+				e.clientFlags(id)
+				e.do(append([]string{"CLIENT", "UNBLOCK", id}, how...)...)
+				e.read(d)
+				e.blocked(0)
+			}
+		}
+		e.clientFlags(id)
+		e.do("CLIENT", "UNBLOCK", id)
+		e.do("CLIENT", "UNBLOCK", id, "ERROR")
+		e.do("CLIENT", "UNBLOCK", "999999")
+		e.do("CLIENT", "UNBLOCK", "abc")
+		e.do("CLIENT", "UNBLOCK", id, "LATER")
+		e.do("CLIENT", "UNBLOCK", id, "TIMEOUT", "x")
+		e.do("CLIENT", "UNBLOCK")
+		// A client blocked on two shards' keys.
+		e.send(d, "BLPOP", crossA, crossB, "0")
+		e.blocked(1)
+		e.do("CLIENT", "UNBLOCK", id, "ERROR")
+		e.read(d)
+	}},
+	{"disconnected waiter", func(e *benv) {
+		d := e.client()
+		e.send(d, "BLPOP", "gone", "0")
+		e.blocked(1)
+		e.closeClient(d)
+		e.blocked(0)
+		e.do("RPUSH", "gone", "x")
+		e.do("LRANGE", "gone", "0", "-1")
+		d2 := e.client()
+		e.send(d2, "BZPOPMIN", "zgone", "0")
+		e.blocked(1)
+		d3 := e.client()
+		e.send(d3, "BZPOPMIN", "zgone", "0")
+		e.blocked(2)
+		e.closeClient(d2)
+		e.blocked(1)
+		e.do("ZADD", "zgone", "1", "a", "2", "b")
+		e.read(d3)
+		e.do("ZRANGE", "zgone", "0", "-1")
+	}},
+	{"first blocked first served", func(e *benv) {
+		var ds []*rawClient
+		for i := range 5 {
+			ds = append(ds, e.client())
+			e.send(ds[i], "BLPOP", "fifo", "0")
+			e.blocked(i + 1)
+		}
+		e.do("RPUSH", "fifo", "1", "2", "3")
+		for _, d := range ds[:3] {
+			e.read(d)
+		}
+		e.blocked(2)
+		e.do("RPUSH", "fifo", "4", "5", "6")
+		for _, d := range ds[3:] {
+			e.read(d)
+		}
+		e.do("LRANGE", "fifo", "0", "-1")
+	}},
+	{"waits across shards", func(e *benv) {
+		d := e.client()
+		for _, k := range []string{crossB, crossA} {
+			e.send(d, "BLPOP", crossA, crossB, "0")
+			e.blocked(1)
+			e.do("RPUSH", k, "v")
+			e.read(d)
+		}
+		e.send(d, "BZMPOP", "0", "2", crossA, crossB, "MIN", "COUNT", "2")
+		e.blocked(1)
+		e.do("ZADD", crossB, "1", "a", "2", "b", "3", "c")
+		e.read(d)
+		e.do("RPUSH", crossB, "there")
+		e.send(d, "BRPOP", crossA, crossB, "1")
+		e.read(d)
+		for _, cmd := range [][]string{
+			{"BLPOP", crossA, crossB, "-1"}, {"BLPOP", crossA, crossB, "abc"}, {"BZPOPMIN", crossA, crossB, "1e400"},
+			{"BLMPOP", "-1", "2", crossA, crossB, "LEFT"}, {"BZMPOP", "0", "2", crossA, crossB, "MIN", "COUNT", "0"},
+		} {
+			e.send(d, cmd...)
+			e.read(d)
+		}
+		e.send(d, "BRPOP", crossA, crossB, "0.05")
+		e.read(d)
+		e.do("SET", crossB, "str")
+		e.send(d, "BLPOP", crossA, crossB, "0")
+		e.read(d)
+	}},
+	{"waits across shards meet a key of another kind", func(e *benv) {
+		// Redis looks at the keys in order: the first with data is
+		// served, one of another kind before it is WRONGTYPE.
+		d := e.client()
+		e.do("RPUSH", crossA, "a1", "a2", "a3")
+		e.do("SET", crossB, "str")
+		for range 3 {
+			e.send(d, "BLPOP", crossA, crossB, "0")
+			e.read(d)
+		}
+		e.do("RPUSH", crossA, "a")
+		e.send(d, "BLPOP", crossB, crossA, "0")
+		e.read(d)
+		e.do("LRANGE", crossA, "0", "-1")
+	}},
+}
