@@ -31,7 +31,11 @@ import (
 // When all its keys are on one shard, that shard owns it and serves it
 // without asking anyone. When its keys are on several (BLPOP a b, a and b
 // on two shards), the connection's shard owns it and each key shard holds
-// a waiter for its keys; a key shard with data for the waiter at the head
+// a waiter for its keys. At first each key shard reports what its keys
+// hold, and the owner decides as Redis does when the command is called:
+// the first key in the command's order that exists is served if it holds
+// the kind popped, or answers WRONGTYPE. After that, a key shard with
+// data for the waiter at the head
 // of a key's queue asks the owner for the grant (keeping that key's later
 // waiters behind it, first blocked first served), and serves only when
 // granted; the owner grants one shard at a time, and a shard whose data
@@ -54,9 +58,10 @@ type waitKey struct {
 type blockState uint8
 
 const (
-	blockWaiting blockState = iota
-	blockGranted            // keys on several shards: one of them serves it now
-	blockDone               // served, timed out, unblocked or cancelled
+	blockWaiting  blockState = iota
+	blockGranted             // keys on several shards: one of them serves it now
+	blockDone                // served, timed out, unblocked or cancelled
+	blockStarting            // keys on several shards: not every shard reported yet
 )
 
 // blockEnd is what ends a wait whose grant is out: it ends so once the
@@ -87,6 +92,10 @@ type blocked struct {
 	timer   *runtime.Timer
 	asks    []*waiter // shards that asked for the grant while another held it
 	pending blockEnd
+	// While starting (block_multi.go): the shards yet to report, and the
+	// first key in the command's order that exists among those reported.
+	unreported int
+	first      keyReport
 }
 
 // waiter is a blocked command's registration on one shard, touched only by
@@ -221,7 +230,7 @@ func (w *worker) deliverWhenDurable(b *blocked, reply []byte, lsn uint64) {
 func (w *worker) timeoutBlocked(b *blocked) {
 	b.timer = nil
 	switch b.state {
-	case blockWaiting:
+	case blockWaiting, blockStarting:
 		w.finishBlocked(b, timeoutReply(b), 0)
 	case blockGranted:
 		b.pending = endTimeout
@@ -241,7 +250,7 @@ func timeoutReply(b *blocked) []byte {
 // cancelBlocked drops b, if it still waits: its connection closed.
 func (w *worker) cancelBlocked(b *blocked) {
 	switch b.state {
-	case blockWaiting:
+	case blockWaiting, blockStarting:
 		w.finishBlocked(b, nil, 0) // the closed connection ignores it
 	case blockGranted:
 		b.pending = endCancel
@@ -251,7 +260,7 @@ func (w *worker) cancelBlocked(b *blocked) {
 // unblock is CLIENT UNBLOCK on the owner: b answers the timeout's reply
 // (or the UNBLOCKED error) at once. It reports whether b was waiting.
 func (w *worker) unblock(b *blocked, withError bool) bool {
-	if b.state != blockWaiting {
+	if b.state != blockWaiting && b.state != blockStarting {
 		return false
 	}
 	reply := timeoutReply(b)
