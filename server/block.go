@@ -326,21 +326,26 @@ func (w *worker) serveReady() {
 	w.serving = false
 }
 
-// serveKey serves k's waiters, first blocked first, while k has data. A
-// waiter whose owner is another shard needs that shard's grant first: the
-// key's later waiters wait behind it until the answer comes (onGrant).
+// serveKey serves k's waiters for the kind k holds, first blocked first,
+// while k has data; waiters for another kind are passed over, as Redis
+// 7.0 serves a key's clients of the key's type only. A waiter whose owner
+// is another shard needs that shard's grant first: the key's later
+// waiters wait behind it until the answer comes (onGrant).
 func (w *worker) serveKey(k waitKey) {
 	for {
-		q := w.waits[k]
-		if len(q) == 0 {
+		kind, ok := w.ks.PeekKind(k.db, []byte(k.key))
+		if !ok {
 			return
 		}
-		wt := q[0]
+		wt := w.firstWaiter(k, kind)
+		if wt == nil {
+			return
+		}
 		b := wt.b
 		if b.owner != w || b.state != blockWaiting {
 			// Another shard owns it, or holds its grant: ask, and keep the
 			// key's later waiters behind it until the answer.
-			if !wt.asking && w.hasData(k, b) {
+			if !wt.asking {
 				wt.asking = true
 				w.toOwner(b, func() { b.owner.onAsk(wt) })
 			}
@@ -354,11 +359,14 @@ func (w *worker) serveKey(k waitKey) {
 	}
 }
 
-// hasData reports whether key k holds what b pops: worth asking for the
-// grant.
-func (w *worker) hasData(k waitKey, b *blocked) bool {
-	kind, ok := w.ks.PeekKind(k.db, []byte(k.key))
-	return ok && kind == b.spec.Block.Pops()
+// firstWaiter returns the first of k's waiters that pops kind, or nil.
+func (w *worker) firstWaiter(k waitKey, kind keyspace.Kind) *waiter {
+	for _, wt := range w.waits[k] {
+		if wt.b.spec.Block.Pops() == kind {
+			return wt
+		}
+	}
+	return nil
 }
 
 // tryServe runs b's command again for key k alone; ok is false when k has
