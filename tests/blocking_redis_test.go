@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -92,7 +93,7 @@ func (rc *rawClient) readValue(b *strings.Builder) error {
 			return nil
 		}
 		buf := make([]byte, n+2)
-		_, err := ioReadFull(rc.r, buf)
+		_, err := io.ReadFull(rc.r, buf)
 		b.Write(buf)
 		return err
 	case '*', '~', '>':
@@ -107,18 +108,6 @@ func (rc *rawClient) readValue(b *strings.Builder) error {
 		}
 	}
 	return nil
-}
-
-func ioReadFull(r *bufio.Reader, buf []byte) (int, error) {
-	got := 0
-	for got < len(buf) {
-		n, err := r.Read(buf[got:])
-		got += n
-		if err != nil {
-			return got, err
-		}
-	}
-	return got, nil
 }
 
 // benv is one run of a scenario against one server.
