@@ -74,6 +74,21 @@ func (c *conn) runBlocking(spec *keyspace.CommandSpec, args [][]byte, pos []int)
 func (c *conn) setBlocked(b *blocked) {
 	c.blocked = b
 	c.w.blockedClients++
+	// b's spec and arguments never change: read here, off b's owner.
+	if ms, _ := keyspace.ParseBlockTimeout(b.spec.Block.Timeout(b.args)); ms > 0 {
+		c.blockedTimed = true
+		c.w.timedBlocked++
+	}
+}
+
+// clearBlocked records that the connection no longer waits.
+func (c *conn) clearBlocked() {
+	c.blocked = nil
+	c.w.blockedClients--
+	if c.blockedTimed {
+		c.blockedTimed = false
+		c.w.timedBlocked--
+	}
 }
 
 // blockedReply runs on b's home shard with the reply that ended b's wait:
@@ -84,8 +99,7 @@ func (w *worker) blockedReply(b *blocked, reply []byte) {
 		return // the wait was cancelled, or the reply crossed the close
 	}
 	if c.blocked == b {
-		c.blocked = nil
-		w.blockedClients--
+		c.clearBlocked()
 	}
 	c.blockWait = nil
 	b.reply.fill(0, reply)

@@ -21,6 +21,7 @@ func init() {
 type shardInfo struct {
 	clients  int
 	blocked  int
+	timed    int // blocked with a timeout
 	stats    workerStats
 	keyspace []dbInfo
 	expired  int64
@@ -33,7 +34,7 @@ type shardInfo struct {
 type dbInfo struct{ keys, expires, avgTTL int64 }
 
 func (w *worker) collectInfo() shardInfo {
-	si := shardInfo{clients: len(w.conns), blocked: w.blockedClients, stats: w.stats}
+	si := shardInfo{clients: len(w.conns), blocked: w.blockedClients, timed: w.timedBlocked, stats: w.stats}
 	si.stats.errorsByPrefix = make(map[string]int64, len(w.stats.errorsByPrefix))
 	for k, v := range w.stats.errorsByPrefix {
 		si.stats.errorsByPrefix[k] = v
@@ -104,6 +105,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 	for _, si := range infos {
 		tot.clients += si.clients
 		tot.blocked += si.blocked
+		tot.timed += si.timed
 		tot.expired += si.expired
 		tot.hits += si.hits
 		tot.misses += si.misses
@@ -172,7 +174,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		kv("client_recent_max_output_buffer", 0)
 		kv("blocked_clients", tot.blocked)
 		kv("tracking_clients", 0)
-		kv("clients_in_timeout_table", 0)
+		kv("clients_in_timeout_table", tot.timed)
 	case "memory":
 		heap, rss, sys := memoryFigures()
 		b.WriteString("# Memory\r\n")

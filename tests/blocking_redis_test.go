@@ -195,13 +195,14 @@ func (e *benv) closeClient(rc *rawClient) {
 }
 
 // blocked waits until INFO says n clients are blocked, and records it
-// (or the count it stayed at).
+// with clients_in_timeout_table (or the count it stayed at).
 func (e *benv) blocked(n int) {
 	got := -1
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if got = e.blockedClients(); got == n {
-			e.note("blocked_clients:%d", n)
+		info := e.quiet("INFO", "clients")
+		if got = rawInfoInt(info, "blocked_clients"); got == n {
+			e.note("blocked_clients:%d clients_in_timeout_table:%d", n, rawInfoInt(info, "clients_in_timeout_table"))
 			return
 		}
 		time.Sleep(time.Millisecond)
@@ -210,8 +211,13 @@ func (e *benv) blocked(n int) {
 }
 
 func (e *benv) blockedClients() int {
-	for _, line := range strings.Split(e.quiet("INFO", "clients"), "\r\n") {
-		if v, ok := strings.CutPrefix(line, "blocked_clients:"); ok {
+	return rawInfoInt(e.quiet("INFO", "clients"), "blocked_clients")
+}
+
+// rawInfoInt is the value of an integer field of an INFO reply, or -1.
+func rawInfoInt(info, name string) int {
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
 			n, _ := strconv.Atoi(v)
 			return n
 		}
