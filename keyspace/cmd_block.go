@@ -3,6 +3,9 @@ package keyspace
 import (
 	"math"
 	"math/big"
+	"strings"
+
+	"github.com/moond-db/moond/resp"
 )
 
 // The blocking pops: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
@@ -17,11 +20,12 @@ import (
 // the command again for that key alone (BlockSpec.ServeArgs) with
 // Client.Serving set. The keyspace keeps no blocking state.
 //
-// Redis 7.0's rules kept here: the timeout is parsed first (BLMOVE's
-// LEFT|RIGHT before it); a key of another kind met before one with data is
-// WRONGTYPE when the command is called, but not when it is served: a
-// blocked client waits on until the key holds its kind again (7.0's
-// serveClientsBlockedOnKey looks only at keys of the kind waited for).
+// Redis 7.0's rules kept here: the timeout is parsed first (after
+// BLMOVE's LEFT|RIGHT, and after BLMPOP's and BZMPOP's other arguments);
+// a key of another kind met before one with data is WRONGTYPE when the
+// command is called, but not when it is served: a blocked client waits
+// on until the key holds its kind again (7.0's serveClientsBlockedOnKey
+// looks only at keys of the kind waited for).
 
 // BlockSpec tells the server how a blocking command waits.
 type BlockSpec struct {
@@ -35,11 +39,25 @@ type BlockSpec struct {
 	// ServeArgs returns the arguments that serve the command from the key
 	// at index pos of args alone.
 	ServeArgs func(args [][]byte, pos int) [][]byte
-	// NullBulk: the command's reply on timeout is a null bulk string
-	// (BLMOVE, BRPOPLPUSH); the others answer a null array.
-	NullBulk bool
+	kind      Kind // what it pops
+	// check replies the error args get whatever the keys hold.
+	check func(args [][]byte, w ReplyWriter) bool
+}
 
-	kind Kind // what it pops
+// CheckArgs returns the error reply that args (past the arity check) get
+// whatever their keys hold, or "" when none: the server checks a command
+// it does not run at once (its keys are on several shards) with it.
+func (b *BlockSpec) CheckArgs(args [][]byte) string {
+	var w resp.Writer
+	if b.check(args, &w) {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(string(w.Buf), "-"), "\r\n")
+}
+
+// checkTimeoutLast checks the timeout of CMD key [key ...] timeout.
+func checkTimeoutLast(args [][]byte, w ReplyWriter) bool {
+	return blockTimeoutOK(args[len(args)-1], w)
 }
 
 // Timeout returns the timeout argument of args.
@@ -86,6 +104,7 @@ func blockPops(k Kind) *BlockSpec {
 	return &BlockSpec{
 		kind:       k,
 		TimeoutArg: -1,
+		check:      checkTimeoutLast,
 		WaitKeys: func(args [][]byte, dst []int) []int {
 			for i := 1; i < len(args)-1; i++ {
 				dst = append(dst, i)
@@ -103,13 +122,23 @@ func blockPops(k Kind) *BlockSpec {
 var blockMove = &BlockSpec{
 	kind:       KindList,
 	TimeoutArg: -1,
-	WaitKeys:   func(args [][]byte, dst []int) []int { return append(dst, 1) },
+	check: func(args [][]byte, w ReplyWriter) bool {
+		if len(args) == 6 { // BLMOVE's LEFT|RIGHT come first
+			_, ok1 := parseWhere(args[3])
+			_, ok2 := parseWhere(args[4])
+			if !ok1 || !ok2 {
+				w.Error(errSyntax)
+				return false
+			}
+		}
+		return checkTimeoutLast(args, w)
+	},
+	WaitKeys: func(args [][]byte, dst []int) []int { return append(dst, 1) },
 	ServeArgs: func(args [][]byte, _ int) [][]byte {
 		out := append([][]byte(nil), args...)
 		out[len(out)-1] = argZero
 		return out
 	},
-	NullBulk: true,
 }
 
 // blockMPop: BLMPOP|BZMPOP timeout numkeys key [key ...] side [COUNT n],
@@ -123,7 +152,16 @@ func mpops(k Kind) *BlockSpec {
 	return &BlockSpec{
 		kind:       k,
 		TimeoutArg: 1,
-		WaitKeys:   numkeysKeys(2),
+		check: func(args [][]byte, w ReplyWriter) bool {
+			var ok bool
+			if k == KindList {
+				_, _, _, ok = parseMPop(args, 2, w)
+			} else {
+				_, _, _, ok = parseZMPop(args, 2, w)
+			}
+			return ok && blockTimeoutOK(args[1], w)
+		},
+		WaitKeys: numkeysKeys(2),
 		ServeArgs: func(args [][]byte, pos int) [][]byte {
 			n, _ := parseInt(args[2])
 			out := [][]byte{args[0], argZero, argOne, args[pos]}
@@ -137,47 +175,50 @@ func mpops(k Kind) *BlockSpec {
 const (
 	errTimeoutFloat = "ERR timeout is not a float or out of range"
 	errTimeoutNeg   = "ERR timeout is negative"
-	errTimeoutRange = "ERR timeout is out of range"
 )
 
 // ParseBlockTimeout parses a blocking command's timeout in seconds (a
-// long double, as Redis reads it) into milliseconds, truncated as Redis's
-// (long long)(seconds*1000) truncates: 0 waits for ever. now is the unix
-// time in milliseconds, for the range check (now + timeout must fit). It
-// returns the error reply when the argument is refused.
-func ParseBlockTimeout(b []byte, now int64) (ms int64, msg string) {
+// long double, as Redis reads it) into milliseconds, rounded up as Redis
+// 7.0's (long long)ceill(seconds*1000) rounds (0.0001 s waits 1 ms, and
+// -0.0001 s is 0: for ever). It returns the error reply when the argument
+// is refused. Redis 7.0 has no upper bound: a timeout whose deadline
+// (now + ms) overflows is taken, and never fires (7.2 added "timeout is
+// out of range").
+func ParseBlockTimeout(b []byte) (ms int64, msg string) {
 	if n, ok := parseInt(b); ok {
 		// Whole seconds, the common case, without the long double.
 		if n < 0 || n > math.MaxInt64/1000 {
 			return 0, errTimeoutNeg
 		}
-		return checkTimeoutRange(n*1000, now)
+		return n * 1000, ""
 	}
 	f, ok := parseLongDouble(b)
 	if !ok {
 		return 0, errTimeoutFloat
 	}
-	v, _ := new(big.Float).Mul(f, big.NewFloat(1000)).Float64()
-	// Past the int64 range C's conversion yields LLONG_MIN on the
-	// machines Redis runs on, which Redis then calls negative.
-	if v < 0 || v >= math.MaxInt64 || math.IsInf(v, 0) {
+	x := new(big.Float).SetPrec(ldPrec).Mul(f, big.NewFloat(1000))
+	if x.IsInf() {
 		return 0, errTimeoutNeg
 	}
-	return checkTimeoutRange(int64(v), now)
-}
-
-// checkTimeoutRange refuses a timeout of ms that now + ms would overflow.
-func checkTimeoutRange(ms, now int64) (int64, string) {
-	if ms > 0 && ms > math.MaxInt64-now {
-		return 0, errTimeoutRange
+	ms, acc := x.Int64() // toward zero: the ceiling of a negative x
+	if x.Sign() > 0 && acc == big.Below {
+		// Past the int64 range C's conversion yields LLONG_MIN on the
+		// machines Redis runs on, which Redis then calls negative.
+		if ms == math.MaxInt64 {
+			return 0, errTimeoutNeg
+		}
+		ms++
+	}
+	if ms < 0 {
+		return 0, errTimeoutNeg
 	}
 	return ms, ""
 }
 
 // blockTimeoutOK checks the timeout argument, replying the error if it is
 // refused.
-func (ks *Keyspace) blockTimeoutOK(b []byte, w ReplyWriter) bool {
-	if _, msg := ParseBlockTimeout(b, ks.now); msg != "" {
+func blockTimeoutOK(b []byte, w ReplyWriter) bool {
+	if _, msg := ParseBlockTimeout(b); msg != "" {
 		w.Error(msg)
 		return false
 	}
@@ -226,7 +267,7 @@ func cmdBRPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 
 // blockingPop is BLPOP|BRPOP key [key ...] timeout: [key, element].
 func (ks *Keyspace) blockingPop(c *Client, args [][]byte, front bool, w ReplyWriter) {
-	if !ks.blockTimeoutOK(args[len(args)-1], w) {
+	if !blockTimeoutOK(args[len(args)-1], w) {
 		return
 	}
 	keys := args[1 : len(args)-1]
@@ -258,7 +299,7 @@ func cmdBRPopLPush(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 }
 
 func (ks *Keyspace) blockingMove(c *Client, src, dst []byte, from, to bool, timeout []byte, w ReplyWriter) {
-	if !ks.blockTimeoutOK(timeout, w) {
+	if !blockTimeoutOK(timeout, w) {
 		return
 	}
 	switch i := ks.firstWithData(c, [][]byte{src}, KindList, w); {
@@ -272,11 +313,9 @@ func (ks *Keyspace) blockingMove(c *Client, src, dst []byte, from, to bool, time
 
 // BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
 func cmdBLMPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	if !ks.blockTimeoutOK(args[1], w) {
-		return
-	}
+	// Redis 7.0 checks numkeys, the side and COUNT before the timeout.
 	keys, front, count, ok := parseMPop(args, 2, w)
-	if !ok {
+	if !ok || !blockTimeoutOK(args[1], w) {
 		return
 	}
 	switch i := ks.firstWithData(c, keys, KindList, w); {
@@ -298,7 +337,7 @@ func cmdBZPopMax(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 // blockingZPop is BZPOPMIN|BZPOPMAX key [key ...] timeout: [key, member,
 // score].
 func (ks *Keyspace) blockingZPop(c *Client, args [][]byte, max bool, w ReplyWriter) {
-	if !ks.blockTimeoutOK(args[len(args)-1], w) {
+	if !blockTimeoutOK(args[len(args)-1], w) {
 		return
 	}
 	keys := args[1 : len(args)-1]
@@ -327,11 +366,8 @@ func (ks *Keyspace) blockingZPop(c *Client, args [][]byte, max bool, w ReplyWrit
 
 // BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
 func cmdBZMPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	if !ks.blockTimeoutOK(args[1], w) {
-		return
-	}
 	keys, max, count, ok := parseZMPop(args, 2, w)
-	if !ok {
+	if !ok || !blockTimeoutOK(args[1], w) {
 		return
 	}
 	switch i := ks.firstWithData(c, keys, KindZSet, w); {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"time"
 
 	"github.com/moond-db/moond/keyspace"
@@ -30,7 +31,11 @@ import (
 // When all its keys are on one shard, that shard owns it and serves it
 // without asking anyone. When its keys are on several (BLPOP a b, a and b
 // on two shards), the connection's shard owns it and each key shard holds
-// a waiter for its keys; a key shard with data for the waiter at the head
+// a waiter for its keys. At first each key shard reports what its keys
+// hold, and the owner decides as Redis does when the command is called:
+// the first key in the command's order that exists is served if it holds
+// the kind popped, or answers WRONGTYPE. After that, a key shard with
+// data for the waiter at the head
 // of a key's queue asks the owner for the grant (keeping that key's later
 // waiters behind it, first blocked first served), and serves only when
 // granted; the owner grants one shard at a time, and a shard whose data
@@ -53,9 +58,10 @@ type waitKey struct {
 type blockState uint8
 
 const (
-	blockWaiting blockState = iota
-	blockGranted            // keys on several shards: one of them serves it now
-	blockDone               // served, timed out, unblocked or cancelled
+	blockWaiting  blockState = iota
+	blockGranted             // keys on several shards: one of them serves it now
+	blockDone                // served, timed out, unblocked or cancelled
+	blockStarting            // keys on several shards: not every shard reported yet
 )
 
 // blockEnd is what ends a wait whose grant is out: it ends so once the
@@ -80,13 +86,16 @@ type blocked struct {
 	db      int
 	proto   int
 	waiters []*waiter // one per shard it waits on
-	timed   bool      // it has a timeout (INFO's clients_in_timeout_table)
 
 	// The owner's.
 	state   blockState
 	timer   *runtime.Timer
 	asks    []*waiter // shards that asked for the grant while another held it
 	pending blockEnd
+	// While starting (block_multi.go): the shards yet to report, and the
+	// first key in the command's order that exists among those reported.
+	unreported int
+	first      keyReport
 }
 
 // waiter is a blocked command's registration on one shard, touched only by
@@ -125,12 +134,16 @@ func newBlocked(c *conn, reply *pendingReply, home, owner *worker, spec *keyspac
 			wt.keys = append(wt.keys, k)
 		}
 	}
-	if ms, _ := keyspace.ParseBlockTimeout(spec.Block.Timeout(args), 0); ms > 0 {
-		b.timed = true
+	// A timeout past what a Duration holds (292 years) never fires, as a
+	// Redis 7.0 deadline past the int64 range never does.
+	if ms, _ := keyspace.ParseBlockTimeout(spec.Block.Timeout(args)); ms > 0 && ms <= maxTimerMillis {
 		b.timer = owner.loop.AfterFunc(time.Duration(ms)*time.Millisecond, func() { owner.timeoutBlocked(b) })
 	}
 	return b
 }
+
+// maxTimerMillis is the longest timeout a timer is armed for.
+const maxTimerMillis = math.MaxInt64 / int64(time.Millisecond)
 
 // blockOn makes the wait of a blocking command that found no data on this
 // shard, which holds all its keys and owns it.
@@ -217,28 +230,27 @@ func (w *worker) deliverWhenDurable(b *blocked, reply []byte, lsn uint64) {
 func (w *worker) timeoutBlocked(b *blocked) {
 	b.timer = nil
 	switch b.state {
-	case blockWaiting:
+	case blockWaiting, blockStarting:
 		w.finishBlocked(b, timeoutReply(b), 0)
 	case blockGranted:
 		b.pending = endTimeout
 	}
 }
 
-// timeoutReply is the reply of b's command on timeout.
+// timeoutReply is the reply of b's command on timeout (and CLIENT
+// UNBLOCK TIMEOUT): a null array for every blocking command, BLMOVE and
+// BRPOPLPUSH included, as Redis 7.0's replyToBlockedClientTimedOut
+// answers (*-1 in RESP2, where their non-blocking forms answer $-1).
 func timeoutReply(b *blocked) []byte {
 	out := resp.Writer{Proto: b.proto}
-	if b.spec.Block.NullBulk {
-		out.Null()
-	} else {
-		out.NullArray()
-	}
+	out.NullArray()
 	return out.Buf
 }
 
 // cancelBlocked drops b, if it still waits: its connection closed.
 func (w *worker) cancelBlocked(b *blocked) {
 	switch b.state {
-	case blockWaiting:
+	case blockWaiting, blockStarting:
 		w.finishBlocked(b, nil, 0) // the closed connection ignores it
 	case blockGranted:
 		b.pending = endCancel
@@ -248,7 +260,7 @@ func (w *worker) cancelBlocked(b *blocked) {
 // unblock is CLIENT UNBLOCK on the owner: b answers the timeout's reply
 // (or the UNBLOCKED error) at once. It reports whether b was waiting.
 func (w *worker) unblock(b *blocked, withError bool) bool {
-	if b.state != blockWaiting {
+	if b.state != blockWaiting && b.state != blockStarting {
 		return false
 	}
 	reply := timeoutReply(b)
@@ -314,21 +326,26 @@ func (w *worker) serveReady() {
 	w.serving = false
 }
 
-// serveKey serves k's waiters, first blocked first, while k has data. A
-// waiter whose owner is another shard needs that shard's grant first: the
-// key's later waiters wait behind it until the answer comes (onGrant).
+// serveKey serves k's waiters for the kind k holds, first blocked first,
+// while k has data; waiters for another kind are passed over, as Redis
+// 7.0 serves a key's clients of the key's type only. A waiter whose owner
+// is another shard needs that shard's grant first: the key's later
+// waiters wait behind it until the answer comes (onGrant).
 func (w *worker) serveKey(k waitKey) {
 	for {
-		q := w.waits[k]
-		if len(q) == 0 {
+		kind, ok := w.ks.PeekKind(k.db, []byte(k.key))
+		if !ok {
 			return
 		}
-		wt := q[0]
+		wt := w.firstWaiter(k, kind)
+		if wt == nil {
+			return
+		}
 		b := wt.b
 		if b.owner != w || b.state != blockWaiting {
 			// Another shard owns it, or holds its grant: ask, and keep the
 			// key's later waiters behind it until the answer.
-			if !wt.asking && w.hasData(k, b) {
+			if !wt.asking {
 				wt.asking = true
 				w.toOwner(b, func() { b.owner.onAsk(wt) })
 			}
@@ -342,11 +359,14 @@ func (w *worker) serveKey(k waitKey) {
 	}
 }
 
-// hasData reports whether key k holds what b pops: worth asking for the
-// grant.
-func (w *worker) hasData(k waitKey, b *blocked) bool {
-	kind, ok := w.ks.PeekKind(k.db, []byte(k.key))
-	return ok && kind == b.spec.Block.Pops()
+// firstWaiter returns the first of k's waiters that pops kind, or nil.
+func (w *worker) firstWaiter(k waitKey, kind keyspace.Kind) *waiter {
+	for _, wt := range w.waits[k] {
+		if wt.b.spec.Block.Pops() == kind {
+			return wt
+		}
+	}
+	return nil
 }
 
 // tryServe runs b's command again for key k alone; ok is false when k has

@@ -17,6 +17,15 @@ import (
 // not (block_multi.go); BLMOVE between shards needs the cross-shard
 // transactions that are not built yet, and answers CROSSSLOT until then.
 func (c *conn) runBlocking(spec *keyspace.CommandSpec, args [][]byte, pos []int) {
+	if len(pos) == 0 {
+		// No keys (BLMPOP 0 0 ...): its arguments are refused here.
+		msg := spec.Block.CheckArgs(args)
+		if msg == "" {
+			msg = "ERR syntax error" // a command with no key cannot wait
+		}
+		c.errorReply(msg)
+		return
+	}
 	home := c.w.srv.shardOf(args[pos[0]])
 	for _, p := range pos[1:] {
 		if c.w.srv.shardOf(args[p]) == home {
@@ -27,6 +36,12 @@ func (c *conn) runBlocking(spec *keyspace.CommandSpec, args [][]byte, pos []int)
 			// BLMOVE and BRPOPLPUSH write a key they do not wait on:
 			// between shards that needs the cross-shard transactions.
 			c.errorReply("CROSSSLOT Keys in request don't hash to the same slot")
+			return
+		}
+		// The key shards never run it whole: its arguments are checked
+		// here, as Redis checks them before it looks at the keys.
+		if msg := spec.Block.CheckArgs(args); msg != "" {
+			c.errorReply(msg)
 			return
 		}
 		c.blockAcross(spec, args)
@@ -59,22 +74,21 @@ func (c *conn) runBlocking(spec *keyspace.CommandSpec, args [][]byte, pos []int)
 func (c *conn) setBlocked(b *blocked) {
 	c.blocked = b
 	c.w.blockedClients++
-	if b.timed {
-		c.w.timedClients++
+	// b's spec and arguments never change: read here, off b's owner.
+	if ms, _ := keyspace.ParseBlockTimeout(b.spec.Block.Timeout(b.args)); ms > 0 {
+		c.blockedTimed = true
+		c.w.timedBlocked++
 	}
 }
 
-// clearBlocked forgets the connection's wait and returns it (nil: none).
-func (c *conn) clearBlocked() *blocked {
-	b := c.blocked
-	if b != nil {
-		c.blocked = nil
-		c.w.blockedClients--
-		if b.timed {
-			c.w.timedClients--
-		}
+// clearBlocked records that the connection no longer waits.
+func (c *conn) clearBlocked() {
+	c.blocked = nil
+	c.w.blockedClients--
+	if c.blockedTimed {
+		c.blockedTimed = false
+		c.w.timedBlocked--
 	}
-	return b
 }
 
 // blockedReply runs on b's home shard with the reply that ended b's wait:

@@ -14,22 +14,25 @@ import (
 //	key shard -> owner   onServed(b, r)   served; r leaves once its WAL holds the pop
 //	key shard -> owner   onRelease(wt)    the data went before the grant came
 //	owner -> key shard   dropWaiter(wt)   the wait is over
-//	key shard -> owner   onWrongType(b)   a key holds another kind at registration
+//	key shard -> owner   onReport(wt, r)  registered; r: what its first existing key holds
 //
 // A shard that asked keeps the key's later waiters behind the asking one
 // until the answer comes or the waiter is dropped.
 
 // blockAcross starts the wait of a blocking command whose keys are on
 // several shards, owned by this connection's shard. It does not run the
-// command first: each key shard serves it as soon as it is registered if
-// it has data.
+// command first: each key shard reports what its keys hold once it
+// registered the wait, and the owner decides (onReport).
 func (c *conn) blockAcross(spec *keyspace.CommandSpec, args [][]byte) {
 	reply := c.newPending(1, nil)
 	c.blockWait = reply
 	b := newBlocked(c, reply, c.w, c.w, spec, copyArgs(args), c.client.DB, c.out.Proto)
+	b.state = blockStarting
+	b.unreported = len(b.waiters)
+	b.first = keyReport{pos: -1}
 	c.setBlocked(b)
-	// The other shards' registrations go first: registering here may
-	// serve the wait at once, and the drops that ends it must reach each
+	// The other shards' registrations go first: the local report may
+	// end the wait at once, and the drops that ends it must reach each
 	// shard after that shard's registration.
 	var local *waiter
 	for _, wt := range b.waiters {
@@ -44,36 +47,62 @@ func (c *conn) blockAcross(spec *keyspace.CommandSpec, args [][]byte) {
 	}
 }
 
-// registerWaiter, on a key shard, registers wt and serves it at once if
-// one of its keys has data. A key of another kind ends the wait with
-// WRONGTYPE, as the command would have answered had it run here.
+// keyReport is what a key shard found when it registered a wait: the
+// first of its keys that exists, by its position in the command (-1:
+// none exists), and whether it holds another kind than the one popped.
+type keyReport struct {
+	wt    *waiter
+	pos   int
+	wrong bool
+}
+
+// registerWaiter, on a key shard, registers wt and reports to the owner
+// what the first of its keys that exists holds.
 func (w *worker) registerWaiter(wt *waiter) {
 	b := wt.b
 	if wt.dropped {
 		return // the wait ended before this shard heard of it
 	}
 	w.addWaiter(wt)
-	for _, k := range wt.keys {
-		if kind, ok := w.ks.PeekKind(k.db, []byte(k.key)); ok && kind != b.spec.Block.Pops() {
-			w.toOwner(b, func() { b.owner.onWrongType(b) })
-			return
+	r := keyReport{wt: wt, pos: -1}
+	for _, k := range wt.keys { // in the command's order
+		if kind, ok := w.ks.PeekKind(k.db, []byte(k.key)); ok {
+			r.pos, r.wrong = b.keyPos(k.key), kind != b.spec.Block.Pops()
+			break
 		}
 	}
-	for _, k := range wt.keys {
-		w.markReady(k)
-	}
-	w.serveReady()
+	w.toOwner(b, func() { b.owner.onReport(r) })
 }
 
-// onWrongType, on the owner, ends b with WRONGTYPE unless a shard serves
-// it already.
-func (w *worker) onWrongType(b *blocked) {
-	if b.state != blockWaiting {
+// onReport, on the owner, takes one key shard's report. Once every shard
+// reported, the first key in the command's order that exists decides, as
+// when Redis runs the command: another kind is WRONGTYPE, data is served
+// from its shard; with none, the wait goes on, and the shards that asked
+// meanwhile get their turn.
+func (w *worker) onReport(r keyReport) {
+	b := r.wt.b
+	if b.state != blockStarting {
+		return // it ended while the reports travelled
+	}
+	if r.pos >= 0 && (b.first.pos < 0 || r.pos < b.first.pos) {
+		b.first = r
+	}
+	if b.unreported--; b.unreported > 0 {
 		return
 	}
-	out := resp.Writer{Proto: b.proto}
-	out.Error("WRONGTYPE Operation against a key holding the wrong kind of value")
-	w.finishBlocked(b, out.Buf, 0)
+	b.state = blockWaiting
+	switch {
+	case b.first.pos >= 0 && b.first.wrong:
+		out := resp.Writer{Proto: b.proto}
+		out.Error("WRONGTYPE Operation against a key holding the wrong kind of value")
+		w.finishBlocked(b, out.Buf, 0)
+	case b.first.pos >= 0:
+		w.grant(b.first.wt)
+	case len(b.asks) > 0:
+		next := b.asks[0]
+		b.asks = b.asks[1:]
+		w.grant(next)
+	}
 }
 
 // onAsk, on b's owner: wt's shard has data for b.
@@ -82,7 +111,7 @@ func (w *worker) onAsk(wt *waiter) {
 	switch b.state {
 	case blockWaiting:
 		w.grant(wt)
-	case blockGranted:
+	case blockGranted, blockStarting:
 		b.asks = append(b.asks, wt)
 	case blockDone:
 		// wt's drop is on its way there, and ends its asking.

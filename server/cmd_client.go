@@ -29,8 +29,20 @@ var clientHelp = []string{
 	"HELP", "    Print this help.",
 }
 
+// clientSubArity is the arity of Redis 7.0's CLIENT subcommands, checked
+// before the subcommand runs, as Redis checks a container's subcommands.
+var clientSubArity = map[string]int{
+	"caching": 3, "getname": 2, "getredir": 2, "help": 2, "id": 2, "info": 2, "kill": -3, "list": -2,
+	"no-evict": 3, "pause": -3, "reply": 3, "setname": 3, "tracking": -3, "trackinginfo": 2, "unblock": -3,
+	"unpause": 2,
+}
+
 func cmdClient(c *conn, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
+	if a, ok := clientSubArity[sub]; ok && !arityOK(a, len(args)) {
+		c.errorReply("ERR wrong number of arguments for 'client|" + sub + "' command")
+		return
+	}
 	switch {
 	case sub == "id" && len(args) == 2:
 		id := c.id

@@ -21,7 +21,7 @@ func init() {
 type shardInfo struct {
 	clients  int
 	blocked  int
-	timed    int
+	timed    int // blocked with a timeout
 	stats    workerStats
 	keyspace []dbInfo
 	expired  int64
@@ -34,7 +34,7 @@ type shardInfo struct {
 type dbInfo struct{ keys, expires, avgTTL int64 }
 
 func (w *worker) collectInfo() shardInfo {
-	si := shardInfo{clients: len(w.conns), blocked: w.blockedClients, timed: w.timedClients, stats: w.stats}
+	si := shardInfo{clients: len(w.conns), blocked: w.blockedClients, timed: w.timedBlocked, stats: w.stats}
 	si.stats.errorsByPrefix = make(map[string]int64, len(w.stats.errorsByPrefix))
 	for k, v := range w.stats.errorsByPrefix {
 		si.stats.errorsByPrefix[k] = v

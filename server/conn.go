@@ -73,6 +73,9 @@ type conn struct {
 	// block.go), for cancelling it.
 	blockWait *pendingReply
 	blocked   *blocked
+	// blockedTimed: blocked waits with a timeout (INFO's
+	// clients_in_timeout_table).
+	blockedTimed bool
 
 	// recvDone and sentDone are c.onRecv and c.onSent, bound once: a
 	// method value passed to the backend escapes, and binding it per call
@@ -439,7 +442,8 @@ func (c *conn) close() {
 		return
 	}
 	c.state = connClosed
-	if b := c.clearBlocked(); b != nil {
+	if b := c.blocked; b != nil {
+		c.clearBlocked()
 		c.w.toOwner(b, func() { b.owner.cancelBlocked(b) })
 	}
 	c.w.removeConn(c)

@@ -37,12 +37,13 @@ type worker struct {
 
 	// Blocking commands (block.go): the ones this shard owns, by the key
 	// they wait on; the keys written since the last serve; how many this
-	// shard's connections wait for (INFO's blocked_clients).
+	// shard's connections wait for (INFO's blocked_clients), and how many
+	// of those with a timeout (clients_in_timeout_table).
 	waits          map[waitKey]waitQueue
 	ready          []waitKey
 	serving        bool
 	blockedClients int
-	timedClients   int // of them, those with a timeout
+	timedBlocked   int
 
 	scratch resp.Writer
 	stats   workerStats

@@ -381,3 +381,77 @@ func TestInfoCountsBlockedClients(t *testing.T) {
 		}
 	})
 }
+
+// What the comparison with redis-server 7.0 (blocking_redis_test.go)
+// found, checked without one: argument errors of commands with no valid
+// key, timeouts rounded up, BLMOVE's timeout reply, waiters of two kinds
+// on one key, and CLIENT UNBLOCK's arity.
+func TestBlockingCornersFoundAgainstRedis(t *testing.T) {
+	eachServer(t, func(t *testing.T, s *server) {
+		c := s.client(2)
+		r := s.raw()
+		expect := func(cmd string, want ...string) {
+			t.Helper()
+			r.send(cmd)
+			for _, w := range want {
+				if l := r.line(); l != w {
+					t.Fatalf("%q: got %q, want %q", cmd, l, w)
+				}
+			}
+		}
+		expect("BLMPOP 0 0 k LEFT\r\n", "-ERR numkeys should be greater than 0")
+		expect("BZMPOP -1 0 k MIN\r\n", "-ERR numkeys should be greater than 0")
+		expect("BLMPOP -1 1 k LEFT COUNT 0\r\n", "-ERR count should be greater than 0")
+		expect("BLMOVE k{m} k2{m} LEFT RIGHT 0.01\r\n", "*-1")
+		expect("BRPOPLPUSH k{m} k2{m} 0.001\r\n", "*-1")
+		expect("BLPOP k 0.0001\r\n", "*-1")
+		expect("BLPOP k 9223372036854776\r\n", "-ERR timeout is negative")
+		expect("CLIENT UNBLOCK\r\n", "-ERR wrong number of arguments for 'client|unblock' command")
+
+		// A list waiter first, a sorted-set waiter second: a ZADD serves
+		// the second.
+		expect("BLPOP mixed 0\r\n")
+		waitBlocked(t, c, 1)
+		z := s.raw()
+		z.send("BZPOPMIN mixed 0\r\n")
+		waitBlocked(t, c, 2)
+		c.ZAdd(ctx(t), "mixed", redis.Z{Score: 1, Member: "m"})
+		for _, w := range []string{"*3", "$5", "mixed", "$1", "m", "$1", "1"} {
+			if l := z.line(); l != w {
+				t.Fatalf("BZPOPMIN behind a BLPOP: got %q, want %q", l, w)
+			}
+		}
+		c.RPush(ctx(t), "mixed", "l")
+		expect("", "*2", "$5", "mixed", "$1", "l")
+	})
+}
+
+// A wait across shards checks its arguments first, and decides in key
+// order when it starts: a key of another kind before the one with data
+// is WRONGTYPE, one after it is passed over.
+func TestBlockingAcrossShardsChecksAsRedisDoes(t *testing.T) {
+	eachTwoShardServer(t, func(t *testing.T, s *server) {
+		c := s.client(2)
+		a, b := keyOnShard("ca", 0), keyOnShard("cb", 1)
+		for _, cmd := range [][]any{
+			{"BLPOP", a, b, "-1"}, {"BZPOPMIN", a, b, "abc"},
+			{"BLMPOP", "0", "2", a, b, "LEFT", "COUNT", "0"}, {"BZMPOP", "-1", "2", a, b, "MIN"},
+		} {
+			if err := c.Do(ctx(t), cmd...).Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR ") {
+				t.Fatalf("%v: %v", cmd, err)
+			}
+		}
+		for range 20 {
+			c.Del(ctx(t), a, b)
+			c.RPush(ctx(t), a, "first")
+			c.Set(ctx(t), b, "str", 0)
+			if v, err := c.BLPop(ctx(t), 0, a, b).Result(); err != nil || !slices.Equal(v, []string{a, "first"}) {
+				t.Fatalf("BLPOP with data first: %q (%v)", v, err)
+			}
+			c.RPush(ctx(t), a, "second")
+			if err := c.BLPop(ctx(t), 0, b, a).Err(); err == nil || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
+				t.Fatalf("BLPOP with another kind first: %v", err)
+			}
+		}
+	})
+}
