@@ -78,9 +78,41 @@ func parseScore(b []byte) (float64, bool) {
 	if len(b) == 0 || isSpace(b[0]) {
 		return 0, false
 	}
+	if f, ok := smallIntScore(b); ok {
+		return f, true
+	}
 	f, erange, ok := strtod(b)
 	if !ok || math.IsNaN(f) || erange && (math.IsInf(f, 0) || f == 0) {
 		return 0, false
+	}
+	return f, true
+}
+
+// smallIntScore is parseScore's fast path for the common score: an
+// optional minus and at most 15 decimal digits, which a float64 holds
+// exactly, so that the result is strtod's ("-0" is negative zero).
+func smallIntScore(b []byte) (float64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	neg := b[0] == '-'
+	digits := b
+	if neg {
+		digits = b[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	f := float64(n)
+	if neg {
+		f = -f
 	}
 	return f, true
 }

@@ -743,3 +743,22 @@ func TestZSkiplistFoundNodeNeverOutlivesItsMember(t *testing.T) {
 		t.Fatalf("after the update m7 has rank %d (%v), the first member is %q, length %d", r, ok, sk.nodeAt(0).member, sk.length)
 	}
 }
+
+// parseScore's fast path for small integers gives strtod's result.
+func TestSmallIntScoresParseAsStrtod(t *testing.T) {
+	for _, in := range []string{"0", "-0", "7", "-7", "007", "-000", "123456789012345", "-999999999999999",
+		"1234567890123456", "1.5", "1e3", "+3", "-", "", "12a", "inf", "-inf"} {
+		b := []byte(in)
+		fast, okFast := smallIntScore(b)
+		if !okFast {
+			continue
+		}
+		f, erange, ok := strtod(b)
+		if !ok || erange || f != fast || math.Signbit(f) != math.Signbit(fast) {
+			t.Errorf("%q: fast %v, strtod %v (ok %v)", in, fast, f, ok)
+		}
+	}
+	if _, ok := smallIntScore([]byte("1234567890123456")); ok {
+		t.Error("16 digits took the fast path")
+	}
+}
