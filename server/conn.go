@@ -153,12 +153,7 @@ const watchBufSize = 4 << 10
 // onWatch takes what the watch read: held while the connection still
 // waits, run once it does not.
 func (c *conn) onWatch(n int, err error) {
-	c.recvBusy = false
-	if c.state == connClosed {
-		return
-	}
-	if err != nil || n == 0 {
-		c.close()
+	if !c.received(n, err) {
 		return
 	}
 	if c.rpos == c.rend {
@@ -168,8 +163,6 @@ func (c *conn) onWatch(n int, err error) {
 		c.makeRoom()
 	}
 	c.rend += copy(c.rbuf[c.rend:], c.watchBuf[:n])
-	c.w.stats.netInputBytes += int64(n)
-	c.lastActive = c.w.loop.Now()
 	switch {
 	case c.blockWait != nil:
 		c.heldInput()
@@ -209,18 +202,28 @@ func (c *conn) makeRoom() {
 }
 
 func (c *conn) onRecv(n int, err error) {
-	c.recvBusy = false
-	if c.state == connClosed {
-		return
-	}
-	if err != nil || n == 0 {
-		c.close()
+	if !c.received(n, err) {
 		return
 	}
 	c.rend += n
+	c.process()
+}
+
+// received is the common part of a recv's completion: it reports whether
+// n bytes came in (counted), or the connection is closed (an error or the
+// client's EOF closes it).
+func (c *conn) received(n int, err error) bool {
+	c.recvBusy = false
+	if c.state == connClosed {
+		return false
+	}
+	if err != nil || n == 0 {
+		c.close()
+		return false
+	}
 	c.w.stats.netInputBytes += int64(n)
 	c.lastActive = c.w.loop.Now()
-	c.process()
+	return true
 }
 
 // heldInput keeps input that came while the connection waits (for a
