@@ -16,6 +16,7 @@ func FuzzExec(f *testing.F) {
 	for _, seed := range []string{
 		"\x00k\x00v", "\x01k\x00v\x00EX\x0010", "\x02k\x000\x00-1", "\x03a\x00b",
 		"\x04k\x00999999999999999999999\x00x", "\x05k\x001e400", "\x06k\x00*\x00COUNT\x000",
+		"\x8fq\x000", "\x96" + "0\x001\x00q\x00MIN", // BLPOP q 0, BZMPOP 0 1 q MIN: no data
 	} {
 		f.Add([]byte(seed))
 	}
@@ -46,7 +47,9 @@ func FuzzExec(f *testing.F) {
 		})
 		// Some state for the command to act on.
 		var w resp.Writer
-		c := &Client{}
+		// A blocking command without data replies as on a timeout (as
+		// inside MULTI) rather than wait: the keyspace alone never waits.
+		c := &Client{NoBlock: true}
 		ks.Exec(c, [][]byte{[]byte("SET"), []byte("k"), []byte("12")}, &w)
 		ks.Exec(c, [][]byte{[]byte("SET"), []byte("s"), []byte("hello world")}, &w)
 		w.Reset()
