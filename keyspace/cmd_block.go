@@ -239,22 +239,23 @@ func noData(c *Client, nullBulk bool, w ReplyWriter) {
 }
 
 // firstWithData returns the index in keys of the first key that holds a
-// value of kind k (collections are never empty), or -1 when none does; a
-// key of another kind before it is WRONGTYPE (replied, -2), but when the
-// command is being served, where it is passed over.
-func (ks *Keyspace) firstWithData(c *Client, keys [][]byte, k Kind, w ReplyWriter) int {
+// value of kind k (collections are never empty), with its slot and hash
+// from the lookup, or -1 when none does; a key of another kind before it
+// is WRONGTYPE (replied, -2), but when the command is being served, where
+// it is passed over.
+func (ks *Keyspace) firstWithData(c *Client, keys [][]byte, k Kind, w ReplyWriter) (int, *slot[entry], uint64) {
 	for i, key := range keys {
-		sl, _ := ks.lookupWrite(c, key)
+		sl, h := ks.lookupWrite(c, key)
 		switch {
 		case sl == nil:
 		case sl.v.kind() == k:
-			return i
+			return i, sl, h
 		case !c.Serving:
 			w.Error(errWrongType)
-			return -2
+			return -2, nil, 0
 		}
 	}
-	return -1
+	return -1, nil, 0
 }
 
 func cmdBLPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
@@ -271,9 +272,8 @@ func (ks *Keyspace) blockingPop(c *Client, args [][]byte, front bool, w ReplyWri
 		return
 	}
 	keys := args[1 : len(args)-1]
-	switch i := ks.firstWithData(c, keys, KindList, w); {
+	switch i, sl, h := ks.firstWithData(c, keys, KindList, w); {
 	case i >= 0:
-		sl, h := ks.lookupWrite(c, keys[i])
 		w.ArrayHeader(2)
 		w.Bulk(keys[i])
 		ks.listPopReply(c, sl, h, keys[i], front, 1, false, w)
@@ -284,10 +284,8 @@ func (ks *Keyspace) blockingPop(c *Client, args [][]byte, front bool, w ReplyWri
 
 // BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
 func cmdBLMove(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	from, ok1 := parseWhere(args[3])
-	to, ok2 := parseWhere(args[4])
-	if !ok1 || !ok2 {
-		w.Error(errSyntax)
+	from, to, ok := parseMoveSides(args[3], args[4], w)
+	if !ok {
 		return
 	}
 	ks.blockingMove(c, args[1], args[2], from, to, args[5], w)
@@ -302,9 +300,8 @@ func (ks *Keyspace) blockingMove(c *Client, src, dst []byte, from, to bool, time
 	if !blockTimeoutOK(timeout, w) {
 		return
 	}
-	switch i := ks.firstWithData(c, [][]byte{src}, KindList, w); {
+	switch i, sl, h := ks.firstWithData(c, [][]byte{src}, KindList, w); {
 	case i >= 0:
-		sl, h := ks.lookupWrite(c, src)
 		ks.listMove(c, sl, h, src, dst, from, to, w)
 	case i == -1:
 		noData(c, true, w)
@@ -318,7 +315,7 @@ func cmdBLMPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if !ok || !blockTimeoutOK(args[1], w) {
 		return
 	}
-	switch i := ks.firstWithData(c, keys, KindList, w); {
+	switch i, _, _ := ks.firstWithData(c, keys, KindList, w); {
 	case i >= 0:
 		ks.listMPop(c, keys[i:i+1], front, count, w)
 	case i == -1:
@@ -341,7 +338,7 @@ func (ks *Keyspace) blockingZPop(c *Client, args [][]byte, max bool, w ReplyWrit
 		return
 	}
 	keys := args[1 : len(args)-1]
-	i := ks.firstWithData(c, keys, KindZSet, w)
+	i, sl, h := ks.firstWithData(c, keys, KindZSet, w)
 	if i == -1 {
 		noData(c, false, w)
 	}
@@ -349,7 +346,6 @@ func (ks *Keyspace) blockingZPop(c *Client, args [][]byte, max bool, w ReplyWrit
 		return
 	}
 	key := keys[i]
-	sl, h := ks.lookupWrite(c, key)
 	z := zsetAt(sl)
 	at := 0
 	if max {
@@ -370,7 +366,7 @@ func cmdBZMPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if !ok || !blockTimeoutOK(args[1], w) {
 		return
 	}
-	switch i := ks.firstWithData(c, keys, KindZSet, w); {
+	switch i, _, _ := ks.firstWithData(c, keys, KindZSet, w); {
 	case i >= 0:
 		ks.zpopGeneric(c, keys[i:i+1], max, count, true, w)
 	case i == -1:

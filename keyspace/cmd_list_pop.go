@@ -85,6 +85,18 @@ func cmdRPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	ks.popCommand(c, args, w, false)
 }
 
+// parseMoveSides parses [B]LMOVE's wherefrom and whereto, replying the
+// syntax error when either is not LEFT or RIGHT.
+func parseMoveSides(from, to []byte, w ReplyWriter) (fromFront, toFront, ok bool) {
+	fromFront, ok1 := parseWhere(from)
+	toFront, ok2 := parseWhere(to)
+	if !ok1 || !ok2 {
+		w.Error(errSyntax)
+		return false, false, false
+	}
+	return fromFront, toFront, true
+}
+
 // parseWhere parses LEFT or RIGHT: front for LEFT.
 func parseWhere(b []byte) (front, ok bool) {
 	switch {
@@ -98,10 +110,8 @@ func parseWhere(b []byte) (front, ok bool) {
 
 // LMOVE source destination LEFT|RIGHT LEFT|RIGHT
 func cmdLMove(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	from, ok1 := parseWhere(args[3])
-	to, ok2 := parseWhere(args[4])
-	if !ok1 || !ok2 {
-		w.Error(errSyntax)
+	from, to, ok := parseMoveSides(args[3], args[4], w)
+	if !ok {
 		return
 	}
 	ks.lmoveCommand(c, args[1], args[2], from, to, w)
