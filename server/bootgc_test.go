@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
-	"time"
 )
 
 // gcSettings reads GOGC and the memory limit without changing them.
@@ -31,14 +30,7 @@ func TestBootTurnsTheCollectorOffAndRestoresTheSettings(t *testing.T) {
 		t.Errorf("while loading: GOGC %d, memory limit %d; want off (-1) and a limit in [%d, %d]", p, l, bootHeapFloor, limit)
 	}
 	release()
-	select {
-	case <-s.Loaded():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the shards did not load within 30s")
-	}
-	if err := s.LoadErr(); err != nil {
-		t.Fatal(err)
-	}
+	waitLoaded(t, s)
 	if p, l := gcSettings(); p != percent || l != limit {
 		t.Errorf("after loading: GOGC %d, memory limit %d; want the settings before the boot, %d and %d", p, l, percent, limit)
 	}

@@ -44,6 +44,13 @@ func startLoaded(t testing.TB, s *Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)
+	waitLoaded(t, s)
+}
+
+// waitLoaded waits (with a deadline) until s's shards loaded their data,
+// and fails the test if the load failed.
+func waitLoaded(t testing.TB, s *Server) {
+	t.Helper()
 	select {
 	case <-s.Loaded():
 		if err := s.LoadErr(); err != nil {
@@ -329,14 +336,7 @@ func TestLoadingRefusesDataCommandsUntilEveryShardLoaded(t *testing.T) {
 				t.Fatalf("INFO while loading: %v %q", err, v)
 			}
 			release()
-			select {
-			case <-s.Loaded():
-			case <-time.After(30 * time.Second):
-				t.Fatal("the shards did not load within 30s")
-			}
-			if err := s.LoadErr(); err != nil {
-				t.Fatal(err)
-			}
+			waitLoaded(t, s)
 			for i := 0; i < 20; i++ {
 				if err := c.Set(ctx, fmt.Sprint("k", i), "v", 0).Err(); err != nil {
 					t.Fatalf("SET after loading: %v", err)
