@@ -206,7 +206,7 @@ func benchCheckpointSource(b *testing.B, n int) {
 		t1 := time.Now()
 		for i, hk := range hks {
 			v := ks.Version(hk)
-			ks.Placed(hk, heap.RecordID{File: 1, Page: uint32(i / 64), Slot: uint16(i % 64)}, v.Live)
+			ks.Placed(hk, heap.RecordID{File: 1, Page: uint32(i / 64), Slot: uint16(i % 64)}, nil, v.Live)
 		}
 		take += t1.Sub(t0)
 		write += time.Since(t1)
@@ -285,7 +285,7 @@ func BenchmarkVersionPlaced(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		j := i % len(hks)
 		v := ks.Version(hks[j])
-		ks.Placed(hks[j], heap.RecordID{File: 1, Page: uint32(j / 64), Slot: uint16(j % 64)}, v.Live)
+		ks.Placed(hks[j], heap.RecordID{File: 1, Page: uint32(j / 64), Slot: uint16(j % 64)}, nil, v.Live)
 	}
 	runtime.KeepAlive(keys)
 }

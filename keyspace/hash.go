@@ -211,5 +211,6 @@ func init() {
 		encode:    hashEncode,
 		decode:    hashDecode,
 		clone:     hashClone,
+		chunked:   hashChunked,
 	})
 }

@@ -23,7 +23,8 @@ import (
 type hashTable struct {
 	mark byte // hashMarkTable: first, where a listpack has its own mark
 	d    dict[uint64]
-	data int64 // allocSize of every pair's allocation
+	data int64       // allocSize of every pair's allocation
+	ck   *chunkTrack // when stored in chunks (chunk.go)
 }
 
 // hashSeed seeds every hash's dict. A keyspace's own seed is not at hand
@@ -71,6 +72,7 @@ func (t *hashTable) get(f []byte) ([]byte, bool) {
 // set sets f to v and reports whether f is a new field.
 func (t *hashTable) set(f, v []byte) bool {
 	h := t.d.hash(f)
+	t.ck.mark(h)
 	if sl := t.d.find(h, f); sl != nil {
 		old := allocSize(int64(len(f)) + int64(sl.v))
 		if allocSize(int64(len(f)+len(v))) == old && sl.kp != unsafe.Pointer(&emptyKey) {
@@ -105,6 +107,7 @@ func (t *hashTable) del(f []byte) bool {
 	if i < 0 {
 		return false
 	}
+	t.ck.mark(h)
 	t.data -= allocSize(int64(len(f)) + int64(s.slots[i].v))
 	t.d.removeAt(s, i)
 	t.trimSpares()

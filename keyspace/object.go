@@ -37,6 +37,9 @@ type objectType struct {
 	decode func(b []byte, lim *EncodingLimits) (unsafe.Pointer, error)
 	// clone is COPY's deep copy.
 	clone func(p unsafe.Pointer) unsafe.Pointer
+	// chunked is set for a kind whose large values are stored in chunks
+	// (chunk.go).
+	chunked *chunkedKind
 }
 
 // objectTypes holds the registered kinds, by Kind.

@@ -14,6 +14,7 @@ import (
 //
 //	ks.BeginLoad(redo, headLSN)
 //	for each live heap record: ks.LoadRecord(r)   (superseded versions are returned)
+//	ks.EndHeap()                                  (chunked values: chunk_load.go)
 //	if the checkpoint logged a database map at redo: ks.SetDBMap(m)
 //	for each WAL data record with LSN >= redo: ks.Replay(lsn, db, args, out)
 //	ks.EndLoad()
@@ -56,7 +57,8 @@ type loadState struct {
 	// QueueRecord's batch, and the superseded versions FlushLoad found.
 	pending    []pendingRecord
 	superseded []heap.RecordID
-	slab       loadSlab // the bytes of the keys and short strings loaded
+	slab       loadSlab    // the bytes of the keys and short strings loaded
+	chunked    loadChunked // the chunked values' records, for EndHeap
 }
 
 // BeginLoad starts a recovery whose redo point is redo: Loading and
@@ -101,6 +103,9 @@ func (ks *Keyspace) KeyCounts() []uint64 {
 // finalizes. A key LSN at or above the redo point is remembered for
 // Replay.
 func (ks *Keyspace) LoadRecord(r *heap.ScanRecord) (superseded heap.RecordID, dup bool, err error) {
+	if r.Head.Kind >= kindChunkedHead {
+		return heap.RecordID{}, false, ks.stashChunked(r) // EndHeap loads it
+	}
 	p, err := ks.readRecord(r)
 	if err != nil {
 		return heap.RecordID{}, false, err
@@ -148,6 +153,9 @@ func (ks *Keyspace) readRecord(r *heap.ScanRecord) (pendingRecord, error) {
 // collected for Superseded. Replay, SetDBMap and EndLoad require that
 // FlushLoad ran after the last QueueRecord.
 func (ks *Keyspace) QueueRecord(r *heap.ScanRecord) error {
+	if r.Head.Kind >= kindChunkedHead {
+		return ks.stashChunked(r) // EndHeap loads it
+	}
 	p, err := ks.readRecord(r)
 	if err != nil {
 		return err
@@ -205,6 +213,9 @@ func (ks *Keyspace) Superseded() []heap.RecordID {
 func (ks *Keyspace) mustBeFlushed(what string) {
 	if len(ks.load.pending) > 0 {
 		panic(fmt.Sprintf("keyspace: %s with %d heap records queued and not flushed", what, len(ks.load.pending)))
+	}
+	if (what == "Replay" || what == "SetDBMap") && (len(ks.load.chunked.heads) > 0 || len(ks.load.chunked.chunks) > 0) {
+		panic(fmt.Sprintf("keyspace: %s with chunked values not loaded (EndHeap)", what))
 	}
 }
 

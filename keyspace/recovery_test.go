@@ -525,11 +525,11 @@ func TestSwapDBSurvivesACrashMidCheckpoint(t *testing.T) {
 		case v.Live:
 			id := m.insert(v.Record)
 			pending = append(pending, pageOp{id: id, insert: true, rec: m.recs[id]})
-			src.ks.Placed(k, id, true)
+			src.ks.Placed(k, id, nil, true)
 		case v.HasOld:
 			m.free(t, v.Old) // a dead pair's record is freed at once
 			pending = append(pending, pageOp{id: v.Old})
-			src.ks.Placed(k, heap.RecordID{}, false)
+			src.ks.Placed(k, heap.RecordID{}, nil, false)
 		}
 	}
 	slices.Sort(names)
@@ -757,14 +757,14 @@ func testFuzzyRecovery(t *testing.T, seed uint64, steps int) {
 			if v.HasOld {
 				deferred = append(deferred, v.Old)
 			}
-			src.ks.Placed(k, id, true)
+			src.ks.Placed(k, id, nil, true)
 			return
 		}
 		if v.HasOld {
 			m.free(t, v.Old)
 			pending = append(pending, pageOp{id: v.Old})
 		}
-		src.ks.Placed(k, heap.RecordID{}, false)
+		src.ks.Placed(k, heap.RecordID{}, nil, false)
 	}
 	apply := func(d map[heap.RecordID]heap.Record, op pageOp) {
 		if op.insert {

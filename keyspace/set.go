@@ -59,7 +59,8 @@ const (
 type setTable struct {
 	enc    uint8
 	d      dict[struct{}]
-	keyMem int64 // allocSize of every member's string
+	keyMem int64       // allocSize of every member's string
+	ck     *chunkTrack // when stored in chunks (chunk.go)
 }
 
 // setSeed hashes the members of every set table.
@@ -329,6 +330,7 @@ func tableAdd(t *setTable, m []byte) bool {
 		return false
 	}
 	t.d.insert(h, string(m), struct{}{}, 0)
+	t.ck.mark(h)
 	t.keyMem += allocSize(int64(len(m)))
 	return true
 }
@@ -351,9 +353,11 @@ func setTrim(p unsafe.Pointer) {
 }
 
 func tableRemove(t *setTable, m []byte) bool {
-	if !t.d.remove(t.d.hash(m), m) {
+	h := t.d.hash(m)
+	if !t.d.remove(h, m) {
 		return false
 	}
+	t.ck.mark(h)
 	t.keyMem -= allocSize(int64(len(m)))
 	return true
 }
@@ -501,5 +505,6 @@ func init() {
 		encode:    setEncode,
 		decode:    setDecode,
 		clone:     setClone,
+		chunked:   setChunked,
 	})
 }

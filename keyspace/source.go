@@ -113,12 +113,17 @@ type source struct {
 	dbs          []dbDirty  // by physical id: each database's share
 	removedDirty addrFilter // the keys removed dirty in list mode
 
-	graves map[pairKey]heap.RecordID
-	far    map[pairKey]heap.RecordID
-	seen   map[pairKey]struct{} // scratch of TakeDirty and compactDirty
-	verBuf []byte               // Version's encoded value
-	hint   placeHint            // the slot Version found, for Placed
-	epoch  uint64               // 0 or 1: which dirty bit is cur (see cur, prev)
+	graves   map[pairKey]heap.RecordID
+	far      map[pairKey]heap.RecordID
+	seen     map[pairKey]struct{}    // scratch of TakeDirty and compactDirty
+	verBuf   []byte                  // Version's encoded value
+	chunks   map[pairKey]*pairChunks // the chunk records of pairs whose last version had chunks
+	pending  chunkPending            // the chunks of the version Version returned last
+	partBuf  []byte                  // Version's chunk values
+	partKeys []byte                  // and their heap keys
+	parts    []heap.Record           // Version.Parts
+	hint     placeHint               // the slot Version found, for Placed
+	epoch    uint64                  // 0 or 1: which dirty bit is cur (see cur, prev)
 }
 
 // cur is the dirty bit of the pairs changed since the last take began.
@@ -366,22 +371,27 @@ func (ks *Keyspace) Version(hk []byte) checkpoint.Version {
 	if !v.HasOld && len(ks.src.graves) > 0 {
 		v.Old, v.HasOld = ks.src.graves[pairKey{phys, unsafeString(key)}]
 	}
+	pair := pairKey{phys, unsafeString(key)}
 	if sl == nil {
 		v.DelLSN = lsn
+		ks.src.pending = chunkPending{hk: hk, written: ks.src.pending.written[:0]}
+		ks.oldParts(&v, ks.src.chunks[pair])
 		return v
 	}
 	when := ks.expiryOf(d, h, sl)
 	v.Live = true
-	var enc []byte
-	if sl.v.kind() == KindString && !sl.v.isInt() {
-		enc = sl.v.bytes() // the string's own bytes: no copy
-	} else {
-		ks.src.verBuf = sl.v.appendEncoded(ks.src.verBuf[:0])
-		enc = ks.src.verBuf
-	}
-	v.Record = heap.Record{Key: hk, Kind: uint8(sl.v.kind()), KeyLSN: lsn, Value: enc}
+	v.Record = heap.Record{Key: hk, Kind: uint8(sl.v.kind()), KeyLSN: lsn}
 	if when != -1 {
 		v.Record.Expiry = when
+	}
+	if ks.versionChunks(&v, hk, pair, sl) {
+		return v
+	}
+	if sl.v.kind() == KindString && !sl.v.isInt() {
+		v.Record.Value = sl.v.bytes() // the string's own bytes: no copy
+	} else {
+		ks.src.verBuf = sl.v.appendEncoded(ks.src.verBuf[:0])
+		v.Record.Value = ks.src.verBuf
 	}
 	return v
 }
@@ -394,7 +404,7 @@ func (ks *Keyspace) Version(hk []byte) checkpoint.Version {
 // The checkpoint calls it right after Version for the same key: the slot
 // Version found is used again when the table has not changed since and it
 // holds the key (see placeHint); any other call looks the key up.
-func (ks *Keyspace) Placed(hk []byte, id heap.RecordID, live bool) {
+func (ks *Keyspace) Placed(hk []byte, id heap.RecordID, parts []heap.RecordID, live bool) {
 	phys, key, err := DecodeHeapKey(hk)
 	if err != nil || phys >= len(ks.pdbs) {
 		ks.src.hint = placeHint{}
@@ -411,6 +421,7 @@ func (ks *Keyspace) Placed(hk []byte, id heap.RecordID, live bool) {
 	switch {
 	case live && sl != nil:
 		ks.setLoc(phys, sl, id)
+		ks.placedChunks(hk, pairKey{phys, unsafeString(key)}, sl.key(), parts, true)
 	case live:
 		// Version said live in the same step, so this does not happen;
 		// should it, the record must still be freed: it becomes the
@@ -420,8 +431,12 @@ func (ks *Keyspace) Placed(hk []byte, id heap.RecordID, live bool) {
 		ks.pushDirty(refOfGrave(phys, k))
 		ks.src.deaths++
 		ks.src.maybeDup = true
-	case sl != nil:
-		ks.takeLoc(phys, sl)
+		ks.placedChunks(hk, pairKey{phys, k}, k, parts, true)
+	default:
+		if sl != nil {
+			ks.takeLoc(phys, sl)
+		}
+		ks.placedChunks(hk, pairKey{phys, unsafeString(key)}, "", nil, false)
 	}
 }
 
@@ -458,6 +473,7 @@ func (ks *Keyspace) RedirtyFile(file uint32) int {
 			n++
 		}
 	}
+	n += ks.redirtyChunks(file)
 	ks.compactDirty()
 	for phys := range ks.pdbs {
 		ks.checkWalk(phys)

@@ -273,7 +273,7 @@ func TestPlacedUsesVersionsSlotOnlyWhileValid(t *testing.T) {
 				t.Fatal("Version left no slot for Placed")
 			}
 			c.change(t, h)
-			h.ks.Placed(hk(0, "a"), id, true)
+			h.ks.Placed(hk(0, "a"), id, nil, true)
 			expectVersion(t, h.ks, 0, "a", true, id)
 			expectVersion(t, h.ks, 1, "c", true, heap.RecordID{})
 		})
@@ -284,14 +284,14 @@ func TestPlacedUsesVersionsSlotOnlyWhileValid(t *testing.T) {
 	h.script("SET a 1", "OK", "SET b 1", "OK")
 	takeDirty(t, h.ks)
 	h.ks.Version(hk(0, "a"))
-	h.ks.Placed(hk(0, "b"), id, true)
+	h.ks.Placed(hk(0, "b"), id, nil, true)
 	expectVersion(t, h.ks, 0, "a", true, heap.RecordID{})
 	expectVersion(t, h.ks, 0, "b", true, id)
 	// Nor one of the same key in another database.
 	h.ks.Version(hk(0, "a"))
 	h.selectDB(1)
 	h.script("SET a 1", "OK")
-	h.ks.Placed(hk(1, "a"), id, true)
+	h.ks.Placed(hk(1, "a"), id, nil, true)
 	expectVersion(t, h.ks, 0, "a", true, heap.RecordID{})
 	expectVersion(t, h.ks, 1, "a", true, id)
 }
@@ -317,7 +317,7 @@ func TestVersionAndPlacedDoNotAllocate(t *testing.T) {
 	allocs := testing.AllocsPerRun(5*n, func() {
 		k := keys[i%len(keys)]
 		v := h.ks.Version(k)
-		h.ks.Placed(k, heap.RecordID{File: 1, Page: uint32(i), Slot: 1}, v.Live)
+		h.ks.Placed(k, heap.RecordID{File: 1, Page: uint32(i), Slot: 1}, nil, v.Live)
 		i++
 	})
 	if allocs != 0 {

@@ -98,13 +98,13 @@ func (m *modelHeap) write(t testing.TB, ks *Keyspace, k []byte) {
 		if v.HasOld {
 			m.deferred = append(m.deferred, v.Old)
 		}
-		ks.Placed(k, id, true)
+		ks.Placed(k, id, nil, true)
 		return
 	}
 	if v.HasOld {
 		m.free(t, v.Old)
 	}
-	ks.Placed(k, heap.RecordID{}, false)
+	ks.Placed(k, heap.RecordID{}, nil, false)
 }
 
 // checkpoint runs a whole checkpoint: every dirty key written, then the
@@ -598,7 +598,7 @@ func TestSwapDBLeavesLocationsGravesAndDirtyStateAlone(t *testing.T) {
 	far := heap.RecordID{File: 7, Page: 1<<24 + 1, Slot: 2}
 	m.recs[far] = m.recs[h.ks.Version(hk(1, "far")).Old]
 	delete(m.recs, h.ks.Version(hk(1, "far")).Old)
-	h.ks.Placed(hk(1, "far"), far, true)
+	h.ks.Placed(hk(1, "far"), far, nil, true)
 	h.selectDB(0)
 	h.script("DEL b", n(1), "SET c c0x KEEPTTL", "OK", "SET new n0", "OK") // a grave, a dirty key, a new key
 	h.selectDB(1)
@@ -711,8 +711,8 @@ func TestLocationsThatDoNotFitTheSlotWord(t *testing.T) {
 	h.script("SET a 1", "OK", "SET b 1", "OK")
 	takeDirty(t, h.ks)
 	far := heap.RecordID{File: 9, Page: 1<<24 + 5, Slot: 3}
-	h.ks.Placed(hk(0, "a"), far, true)
-	h.ks.Placed(hk(0, "b"), heap.RecordID{File: 9, Page: 1}, true)
+	h.ks.Placed(hk(0, "a"), far, nil, true)
+	h.ks.Placed(hk(0, "b"), heap.RecordID{File: 9, Page: 1}, nil, true)
 	expectVersion(t, h.ks, 0, "a", true, far)
 	h.script("RENAME a c", "OK")
 	expectVersion(t, h.ks, 0, "a", false, far)
@@ -720,7 +720,7 @@ func TestLocationsThatDoNotFitTheSlotWord(t *testing.T) {
 	if len(h.ks.src.far) != 0 {
 		t.Errorf("far locations left: %v", h.ks.src.far)
 	}
-	h.ks.Placed(hk(0, "c"), far, true)
+	h.ks.Placed(hk(0, "c"), far, nil, true)
 	if n := h.ks.RedirtyFile(9); n != 3 {
 		t.Errorf("RedirtyFile(9) = %d, want 3 (b, c and a's grave)", n)
 	}

@@ -63,7 +63,8 @@ func init() {
 			z, err := decodeZSet(b, lim)
 			return unsafe.Pointer(z), err
 		},
-		clone: func(p unsafe.Pointer) unsafe.Pointer { return unsafe.Pointer((*zset)(p).clone()) },
+		clone:   func(p unsafe.Pointer) unsafe.Pointer { return unsafe.Pointer((*zset)(p).clone()) },
+		chunked: zsetChunked,
 	})
 }
 

@@ -21,6 +21,7 @@ type zskiplist struct {
 	// nodeBytes is the memory of the nodes, their level arrays and their
 	// members, kept as they come and go so that heapBytes is O(1).
 	nodeBytes int64
+	ck        *chunkTrack // when stored in chunks (chunk.go)
 	// found is the node the last find returned (nil after its removal):
 	// ZADD looks a member's score up, then updates it, and update takes
 	// the node from here rather than hash and probe the dict again.
@@ -241,7 +242,9 @@ func (sk *zskiplist) each(start, end int, rev bool, fn func(m []byte, s float64)
 func (sk *zskiplist) insert(member string, score float64) {
 	x := newZSLNode(member, score, randomLevel())
 	sk.link(x)
-	sk.dict.insert(sk.dict.hashString(member), member, x, 0)
+	h := sk.dict.hashString(member)
+	sk.dict.insert(h, member, x, 0)
+	sk.ck.mark(h)
 	sk.nodeBytes += nodeMem(member, x.nlev)
 }
 
@@ -324,6 +327,9 @@ func (sk *zskiplist) unlink(x *zslNode) {
 // neighbours allow, else unlinked and linked again.
 func (sk *zskiplist) update(member []byte, old, score float64) {
 	x := sk.find(member)
+	if sk.ck != nil {
+		sk.ck.mark(sk.dict.hash(member))
+	}
 	prevOK := x.backward == nil || x.backward.before(score, x.member)
 	next := x.lv(0).forward
 	nextOK := next == nil || !next.before(score, x.member)
@@ -352,6 +358,7 @@ func (sk *zskiplist) remove(member []byte) bool {
 		sk.found = nil
 	}
 	sk.dict.remove(h, member)
+	sk.ck.mark(h)
 	sk.unlink(x)
 	sk.nodeBytes -= nodeMem(x.member, x.nlev)
 	return true

@@ -11,7 +11,7 @@ import (
 // and heap_* fields (per-shard LSNs as comma-separated lists).
 func writeInfoCheckpoint(kv func(string, any), infos []shardInfo, changes int64, bgsaveSecs func(time.Duration) int64) {
 	var inProgress, poisoned bool
-	var completed, flushed, failed, loads, loaded, spills, spilled, fsyncPending, files, bytes, retired, unexpected, walSince, recycled int64
+	var completed, flushed, parts, failed, loads, loaded, spills, spilled, fsyncPending, files, bytes, retired, unexpected, walSince, recycled int64
 	var lastDur int64 = -1
 	var redo []string
 	var reasons, lastErrs []string
@@ -34,6 +34,7 @@ func writeInfoCheckpoint(kv func(string, any), infos []shardInfo, changes int64,
 		}
 		completed += st.Completed
 		flushed += st.PagesFlushed
+		parts += st.PartsWritten
 		failed += st.PagesFailed
 		loads += st.PageLoads
 		loaded += st.PagesLoaded
@@ -67,6 +68,7 @@ func writeInfoCheckpoint(kv func(string, any), infos []shardInfo, changes int64,
 	kv("checkpoint_last_duration_ms", lastDur)
 	kv("checkpoint_pages_flushed", flushed)
 	kv("checkpoint_pages_failed", failed)
+	kv("checkpoint_parts_written", parts)
 	kv("checkpoint_page_loads", loads)
 	kv("checkpoint_pages_loaded", loaded)
 	kv("checkpoint_spills", spills)

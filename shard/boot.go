@@ -147,6 +147,9 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 	if ferr := s.ks.FlushLoad(); err == nil && ferr != nil {
 		err = ferr
 	}
+	if err == nil {
+		err = s.ks.EndHeap()
+	}
 	superseded := s.ks.Superseded()
 	if err != nil {
 		s.ks.EndLoad()

@@ -310,7 +310,7 @@ func (s *fakeSource) Version(key []byte) Version {
 	return v
 }
 
-func (s *fakeSource) Placed(key []byte, id heap.RecordID, live bool) {
+func (s *fakeSource) Placed(key []byte, id heap.RecordID, _ []heap.RecordID, live bool) {
 	k := s.keys[string(key)]
 	k.loc, k.hasLoc = id, live
 }

@@ -60,6 +60,7 @@ type Stats struct {
 	Spills              int64     // spills: dirty pages written while Writing, the cache being full of them (spill.go)
 	PagesSpilled        int64     // pages the spills wrote (PagesFlushed counts them too)
 	KeysWritten         int64     // key versions written into pages (and deletions freed)
+	PartsWritten        int64     // parts of large values written with their versions (Version.Parts)
 }
 
 // Manager runs one shard's checkpoints. Loop thread only.
@@ -70,6 +71,7 @@ type Manager struct {
 	cache    *heap.Cache
 	deferred *heap.DeferredFrees
 	sync     *heap.SyncTracker
+	partIDs  []heap.RecordID // writeKey's scratch
 
 	state State
 	// wait is the operation of the current step in flight (waitNone:

@@ -39,6 +39,17 @@ type Version struct {
 	// Old is where the key's last checkpointed version lives, when HasOld.
 	Old    heap.RecordID
 	HasOld bool
+	// Parts are more records of a live version, written with Record in
+	// the same step: the chunks of a large value that changed since they
+	// were last written (keyspace/chunk.go). Record names them; a reader
+	// takes a version only when every part it names is there.
+	Parts []heap.Record
+	// OldParts are records of earlier versions that this one no longer
+	// uses (chunks rewritten, or a value no longer stored in chunks). They
+	// are freed as superseded versions are, once the checkpoint finalizes,
+	// even when the key was deleted: until then a crash may boot the
+	// older version, which needs them.
+	OldParts []heap.RecordID
 }
 
 // Source is the shard's keyspace as the checkpoint sees it.
@@ -58,8 +69,12 @@ type Source interface {
 	// Version returns key's current state.
 	Version(key []byte) Version
 	// Placed tells the keyspace where key's version now lives in the heap
-	// (live), or that it has no record there any more (!live).
-	Placed(key []byte, id heap.RecordID, live bool)
+	// (live: id, and parts[i] for the version's Parts[i]), or that it has
+	// no record there any more (!live); parts is valid for the call only. It follows the Version call for
+	// the same key with nothing in between, and only once every record of
+	// the version was inserted: a version that failed to be written is
+	// taken again with a new Version.
+	Placed(key []byte, id heap.RecordID, parts []heap.RecordID, live bool)
 }
 
 // Options configures a Manager.

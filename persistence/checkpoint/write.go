@@ -112,24 +112,8 @@ func (m *Manager) writeSome() bool {
 			m.yield()
 			return false
 		}
-		k := m.keys[m.keyIdx]
-		v := m.o.Source.Version(k)
-		if v.Live {
-			id, err := m.o.Heap.Insert(v.Record)
-			if err != nil {
-				return m.heapFailed(fmt.Errorf("checkpoint: write key version: %w", err))
-			}
-			if v.HasOld {
-				m.deferred.Add(m.redo, v.Old)
-			}
-			m.o.Source.Placed(k, id, true)
-		} else {
-			if v.HasOld {
-				if err := m.o.Heap.Free(v.Old, v.DelLSN); err != nil {
-					return m.heapFailed(fmt.Errorf("checkpoint: free deleted key's record %v: %w", v.Old, err))
-				}
-			}
-			m.o.Source.Placed(k, heap.RecordID{}, false)
+		if err := m.writeKey(m.keys[m.keyIdx]); err != nil {
+			return m.heapFailed(err)
 		}
 		m.keyIdx++
 		m.stats.KeysWritten++
@@ -139,6 +123,66 @@ func (m *Manager) writeSome() bool {
 	m.succeeded()
 	m.enter(Flushing)
 	return true
+}
+
+// writeKey writes the current version of key: its parts, then its record,
+// and files the records it supersedes; a deleted key's record is freed
+// at once. On an error nothing of the version counts as written: the
+// parts inserted already are freed again, and the key is taken again
+// with a new Version once the error is dealt with.
+func (m *Manager) writeKey(k []byte) error {
+	v := m.o.Source.Version(k)
+	if !v.Live {
+		if v.HasOld {
+			if err := m.o.Heap.Free(v.Old, v.DelLSN); err != nil {
+				return fmt.Errorf("checkpoint: free deleted key's record %v: %w", v.Old, err)
+			}
+		}
+		m.deferParts(v.OldParts)
+		m.o.Source.Placed(k, heap.RecordID{}, nil, false)
+		return nil
+	}
+	parts := m.partIDs[:0]
+	for _, r := range v.Parts {
+		id, err := m.o.Heap.Insert(r)
+		if err != nil {
+			m.undoParts(parts, v.Parts)
+			return fmt.Errorf("checkpoint: write a part of a key version: %w", err)
+		}
+		parts = append(parts, id)
+	}
+	m.partIDs = parts[:0]
+	id, err := m.o.Heap.Insert(v.Record)
+	if err != nil {
+		m.undoParts(parts, v.Parts)
+		return fmt.Errorf("checkpoint: write key version: %w", err)
+	}
+	if v.HasOld {
+		m.deferred.Add(m.redo, v.Old)
+	}
+	m.deferParts(v.OldParts)
+	m.stats.PartsWritten += int64(len(parts))
+	m.o.Source.Placed(k, id, parts, true)
+	return nil
+}
+
+// deferParts files the records of earlier versions that the version just
+// written no longer uses, to be freed once this checkpoint finalizes.
+func (m *Manager) deferParts(ids []heap.RecordID) {
+	for _, id := range ids {
+		m.deferred.Add(m.redo, id)
+	}
+}
+
+// undoParts frees the parts of a version whose writing failed: inserted
+// in this cycle, their pages are cached, so the frees do not fail but
+// for a broken heap, which the error of the insert reports already.
+func (m *Manager) undoParts(ids []heap.RecordID, recs []heap.Record) {
+	for i, id := range ids {
+		if err := m.o.Heap.Free(id, recs[i].KeyLSN); err != nil {
+			m.stats.LastError = fmt.Sprintf("checkpoint: free part %v of a version not written: %v", id, err)
+		}
+	}
 }
 
 // yield ends a Writing step: the loop serves its clients, and the next
