@@ -10,70 +10,67 @@ import (
 )
 
 // The kinds whose large values are stored in chunks (chunk.go): a hash,
-// set or sorted set in its table form. Each chunk holds its members'
-// entries in the kind's own heap encoding.
+// set or sorted set in its table form, a list in its quicklist form. Each
+// chunk holds its members' entries in the kind's own heap encoding.
 
 var hashChunked = &chunkedKind{
-	table: func(p unsafe.Pointer) (**chunkTrack, uint, bool) {
+	chunks: func(p unsafe.Pointer, mem int64) chunkSource {
 		if !hashIsTable(p) {
-			return nil, 0, false
+			return nil
 		}
 		t := (*hashTable)(p)
-		return &t.ck, t.d.level, true
+		return hashedChunks(&t.ck, t.d.level, mem, func(i, mask uint64, dst []byte) []byte {
+			eachInChunk(&t.d, i, mask, func(sl *slot[uint64]) {
+				f, v := sl.keyBytes(), pairValue(sl)
+				dst = binary.AppendUvarint(dst, uint64(len(f)))
+				dst = append(dst, f...)
+				dst = binary.AppendUvarint(dst, uint64(len(v)))
+				dst = append(dst, v...)
+			})
+			return dst
+		})
 	},
 	prefix: func(p unsafe.Pointer, dst []byte) []byte {
 		return binary.AppendUvarint(dst, uint64(hashLen(p)))
 	},
-	appendChunk: func(p unsafe.Pointer, i, mask uint64, dst []byte) []byte {
-		eachInChunk(&(*hashTable)(p).d, i, mask, func(sl *slot[uint64]) {
-			f, v := sl.keyBytes(), pairValue(sl)
-			dst = binary.AppendUvarint(dst, uint64(len(f)))
-			dst = append(dst, f...)
-			dst = binary.AppendUvarint(dst, uint64(len(v)))
-			dst = append(dst, v...)
-		})
-		return dst
-	},
 }
 
 var setChunked = &chunkedKind{
-	table: func(p unsafe.Pointer) (**chunkTrack, uint, bool) {
+	chunks: func(p unsafe.Pointer, mem int64) chunkSource {
 		if setEnc(p) != setEncHash {
-			return nil, 0, false
+			return nil
 		}
 		t := setTab(p)
-		return &t.ck, t.d.level, true
+		return hashedChunks(&t.ck, t.d.level, mem, func(i, mask uint64, dst []byte) []byte {
+			eachInChunk(&t.d, i, mask, func(sl *slot[struct{}]) {
+				m := sl.keyBytes()
+				dst = binary.AppendUvarint(dst, uint64(len(m)))
+				dst = append(dst, m...)
+			})
+			return dst
+		})
 	},
 	prefix: func(p unsafe.Pointer, dst []byte) []byte {
 		dst = append(dst, setCodecStrings)
 		return binary.AppendUvarint(dst, uint64(setCard(p)))
 	},
-	appendChunk: func(p unsafe.Pointer, i, mask uint64, dst []byte) []byte {
-		eachInChunk(&setTab(p).d, i, mask, func(sl *slot[struct{}]) {
-			m := sl.keyBytes()
-			dst = binary.AppendUvarint(dst, uint64(len(m)))
-			dst = append(dst, m...)
-		})
-		return dst
-	},
 }
 
 var zsetChunked = &chunkedKind{
-	table: func(p unsafe.Pointer) (**chunkTrack, uint, bool) {
+	chunks: func(p unsafe.Pointer, mem int64) chunkSource {
 		sk := (*zset)(p).sk
 		if sk == nil {
-			return nil, 0, false
+			return nil
 		}
-		return &sk.ck, sk.dict.level, true
+		return hashedChunks(&sk.ck, sk.dict.level, mem, func(i, mask uint64, dst []byte) []byte {
+			eachInChunk(&sk.dict, i, mask, func(sl *slot[*zslNode]) {
+				dst = appendZEntry(dst, sl.keyBytes(), sl.v.score)
+			})
+			return dst
+		})
 	},
 	prefix: func(p unsafe.Pointer, dst []byte) []byte {
 		return binary.AppendUvarint(dst, uint64((*zset)(p).card()))
-	},
-	appendChunk: func(p unsafe.Pointer, i, mask uint64, dst []byte) []byte {
-		eachInChunk(&(*zset)(p).sk.dict, i, mask, func(sl *slot[*zslNode]) {
-			dst = appendZEntry(dst, sl.keyBytes(), sl.v.score)
-		})
-		return dst
 	},
 	sorted: sortZEntries,
 }
@@ -110,4 +107,62 @@ func sortZEntries(b []byte) ([]byte, error) {
 		out = appendZEntry(out, p.m, p.s)
 	}
 	return out, nil
+}
+
+var listChunked = &chunkedKind{
+	chunks: listChunks,
+	prefix: func(p unsafe.Pointer, dst []byte) []byte {
+		return binary.AppendUvarint(dst, uint64((*list)(p).len()))
+	},
+}
+
+// listChunks returns a quicklist's nodes as chunks, giving each new node
+// its chunk id.
+func listChunks(p unsafe.Pointer, mem int64) chunkSource {
+	l := (*list)(p)
+	if l.q == nil || !chunkedSize(mem, l.q.ck != nil) {
+		if l.q != nil {
+			l.q.ck = nil
+		}
+		return nil
+	}
+	if l.q.ck == nil {
+		l.q.ck, l.q.nextID = newChunkTrack(0), 0
+	}
+	for _, n := range l.q.nodes[l.q.head:] {
+		if n.chunkID() != 0 {
+			continue
+		}
+		if l.q.nextID == nodeDirty-1 { // the ids ran out: a new partition
+			l.q.ck, l.q.nextID = newChunkTrack(0), 0
+			for _, m := range l.q.nodes[l.q.head:] {
+				m.meta = 0
+			}
+			return listChunks(p, mem)
+		}
+		l.q.nextID++
+		n.meta = l.q.nextID | nodeDirty
+	}
+	return (*listSource)(l)
+}
+
+// listSource is a quicklist's nodes as chunks.
+type listSource list
+
+func (s *listSource) l() *list           { return (*list)(s) }
+func (s *listSource) track() *chunkTrack { return s.q.ck }
+func (s *listSource) ordered() bool      { return true }
+func (s *listSource) len() int           { return s.l().numNodes() }
+func (s *listSource) id(j int) uint32    { return s.l().node(j).chunkID() }
+func (s *listSource) dirty(j int) bool   { return s.l().node(j).changed() }
+func (s *listSource) clean(j int)        { s.l().node(j).meta &^= nodeDirty }
+func (s *listSource) appendChunk(j int, dst []byte) []byte {
+	n := s.l().node(j)
+	for p := int(n.lo); p < len(n.b); {
+		var e []byte
+		e, p = readFwd(n.b, p)
+		dst = binary.AppendUvarint(dst, uint64(len(e)))
+		dst = append(dst, e...)
+	}
+	return dst
 }

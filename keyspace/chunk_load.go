@@ -51,6 +51,7 @@ type loadHead struct {
 	kind   Kind
 	part   uint32
 	prefix []byte
+	ids    []uint32 // the chunks, in the value's order
 	stamps []uint64
 }
 
@@ -123,30 +124,45 @@ func (ks *Keyspace) loadPair(hk []byte) (pairKey, error) {
 
 // decodeChunkHead reads a head's value (chunk.go).
 func decodeChunkHead(b []byte) (loadHead, error) {
-	lg, k := binary.Uvarint(b)
-	if k <= 0 || lg == 0 || lg > chunkMaxLg || len(b) < k+4 {
-		return loadHead{}, fmt.Errorf("%w: bad chunk count", errChunkHead)
+	bad := func(what string) (loadHead, error) { return loadHead{}, fmt.Errorf("%w: %s", errChunkHead, what) }
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n == 0 || n > uint64(len(b)) || len(b) < k+4 {
+		return bad("bad chunk count")
 	}
 	h := loadHead{part: binary.LittleEndian.Uint32(b[k:])}
 	off := k + 4
 	pl, k := binary.Uvarint(b[off:])
-	if k <= 0 || pl > uint64(len(b)-off-k) {
-		return loadHead{}, fmt.Errorf("%w: bad prefix", errChunkHead)
+	if k <= 0 || pl >= uint64(len(b)-off-k) {
+		return bad("bad prefix")
 	}
 	off += k
 	h.prefix = b[off : off+int(pl)]
 	off += int(pl)
-	h.stamps = make([]uint64, 1<<lg)
-	for i := range h.stamps {
+	ordered := b[off]
+	if ordered > 1 {
+		return bad("bad order flag")
+	}
+	off++
+	h.ids, h.stamps = make([]uint32, n), make([]uint64, n)
+	seen := map[uint32]bool{}
+	for i := range h.ids {
+		id := uint64(i)
+		if ordered == 1 {
+			if id, k = binary.Uvarint(b[off:]); k <= 0 || id == 0 || id >= nodeDirty || seen[uint32(id)] {
+				return bad(fmt.Sprintf("bad id of chunk %d", i))
+			}
+			seen[uint32(id)] = true
+			off += k
+		}
 		s, k := binary.Uvarint(b[off:])
 		if k <= 0 || s == 0 {
-			return loadHead{}, fmt.Errorf("%w: bad stamp of chunk %d", errChunkHead, i)
+			return bad(fmt.Sprintf("bad stamp of chunk %d", i))
 		}
-		h.stamps[i] = s
+		h.ids[i], h.stamps[i] = uint32(id), s
 		off += k
 	}
 	if off != len(b) {
-		return loadHead{}, fmt.Errorf("%w: %d trailing bytes", errChunkHead, len(b)-off)
+		return bad(fmt.Sprintf("%d trailing bytes", len(b)-off))
 	}
 	return h, nil
 }
@@ -237,7 +253,7 @@ func cmpU64(a, b uint64) int {
 // whole reports whether every chunk h names is there.
 func (lc *loadChunked) whole(p pairKey, h *loadHead) bool {
 	for i, s := range h.stamps {
-		if lc.find(chunkRef{p, h.part, uint32(i)}, s) == nil {
+		if lc.find(chunkRef{p, h.part, h.ids[i]}, s) == nil {
 			return false
 		}
 	}
@@ -262,7 +278,7 @@ func (ks *Keyspace) loadChunkedValue(p pairKey, h *loadHead) error {
 	n := len(h.prefix)
 	chunks := make([]*loadChunk, len(h.stamps))
 	for i, s := range h.stamps {
-		chunks[i] = ks.load.chunked.find(chunkRef{p, h.part, uint32(i)}, s)
+		chunks[i] = ks.load.chunked.find(chunkRef{p, h.part, h.ids[i]}, s)
 		n += len(chunks[i].val)
 	}
 	entries := make([]byte, 0, n-len(h.prefix))
@@ -293,10 +309,10 @@ func (ks *Keyspace) loadChunkedValue(p pairKey, h *loadHead) error {
 			return nil // an other record of the key is newer: the chunks go too
 		}
 	}
-	cs := &pairChunks{ids: make([]heap.RecordID, len(chunks)), stamps: slices.Clone(h.stamps)}
+	cs := &pairChunks{at: make(map[uint32]chunkAt, len(chunks))}
 	for i, c := range chunks {
 		c.used = true
-		cs.ids[i] = c.id
+		cs.at[h.ids[i]] = chunkAt{id: c.id, stamp: h.stamps[i]}
 	}
 	sl := d.keys.find(pr.h, key)
 	if ks.src.chunks == nil {

@@ -20,6 +20,7 @@ func smallChunks(t testing.TB, h *harness) {
 	h.ks.Limits.SetMaxIntsetEntries = 4
 	h.ks.Limits.SetMaxListpackEntries = 4
 	h.ks.Limits.ZSetMaxListpackEntries = 4
+	h.ks.Limits.ListMaxListpackSize = 8
 }
 
 // canonical shows every key's kind, expiry and value, whatever the
@@ -60,7 +61,7 @@ type chunkModel struct {
 	deferred []heap.RecordID
 }
 
-func (m *chunkModel) write(t testing.TB, ks *Keyspace, k []byte) {
+func (m *chunkModel) write(t testing.TB, ks *Keyspace, k []byte) heap.Record {
 	t.Helper()
 	v := ks.Version(k)
 	if !v.Live {
@@ -70,7 +71,7 @@ func (m *chunkModel) write(t testing.TB, ks *Keyspace, k []byte) {
 		}
 		m.deferred = append(m.deferred, v.OldParts...)
 		ks.Placed(k, heap.RecordID{}, nil, false)
-		return
+		return v.Record
 	}
 	var parts []heap.RecordID
 	for _, r := range append(slices.Clone(v.Parts), v.Record) {
@@ -83,6 +84,7 @@ func (m *chunkModel) write(t testing.TB, ks *Keyspace, k []byte) {
 	}
 	m.deferred = append(m.deferred, v.OldParts...)
 	ks.Placed(k, parts[len(parts)-1], parts[:len(parts)-1], true)
+	return v.Record
 }
 
 // finalize makes the checkpoint's writes durable, then frees what it
@@ -167,9 +169,9 @@ func chunkOwners(t testing.TB, ks *Keyspace, m *modelHeap, frees []heap.RecordID
 		own(id, "grave "+p.key)
 	}
 	for p, cs := range ks.src.chunks {
-		for i, id := range cs.ids {
-			if id.File != 0 {
-				own(id, fmt.Sprintf("chunk %d of %q", i, p.key))
+		for i, at := range cs.at {
+			if at.id.File != 0 {
+				own(at.id, fmt.Sprintf("chunk %d of %q", i, p.key))
 			}
 		}
 	}
@@ -185,11 +187,28 @@ func chunkOwners(t testing.TB, ks *Keyspace, m *modelHeap, frees []heap.RecordID
 
 // runChunkCommand runs a random command on a few large collections.
 func runChunkCommand(h *harness, rng *rand.Rand) {
-	keys := []string{"h", "s", "z", "x"}
+	keys := []string{"h", "s", "z", "l", "x"}
 	key := func() string { return keys[rng.IntN(len(keys))] }
 	mem := func() string { return fmt.Sprintf("m%d", rng.IntN(600)) }
 	var args []string
-	switch rng.IntN(20) {
+	switch rng.IntN(29) {
+	case 20, 21, 26, 27, 28:
+		args = []string{[]string{"LPUSH", "RPUSH"}[rng.IntN(2)], "l"}
+		for range 1 + rng.IntN(60) {
+			args = append(args, mem())
+		}
+	case 22:
+		args = []string{[]string{"LPOP", "RPOP"}[rng.IntN(2)], "l", fmt.Sprint(1 + rng.IntN(5))}
+	case 23:
+		args = []string{"LSET", "l", fmt.Sprint(rng.IntN(200) - 100), mem()}
+	case 24:
+		if rng.IntN(2) == 0 {
+			args = []string{"LINSERT", "l", "BEFORE", mem(), mem()}
+		} else {
+			args = []string{"LREM", "l", fmt.Sprint(rng.IntN(5) - 2), mem()}
+		}
+	case 25:
+		args = []string{"LTRIM", "l", fmt.Sprint(rng.IntN(10)), fmt.Sprint(-1 - rng.IntN(10))}
 	case 0, 1, 2:
 		args = []string{"HSET", "h"}
 		for range 1 + rng.IntN(30) {
@@ -266,7 +285,8 @@ func testChunkedRecovery(t *testing.T, seed uint64, steps int) {
 	published := uint64(1)
 	var keys [][]byte
 	var redo uint64
-	running, chunked := false, 0
+	running := false
+	chunked := map[Kind]int{}
 	crash := func() {
 		onDisk := maps(disk)
 		for _, op := range m.pending {
@@ -323,8 +343,9 @@ func testChunkedRecovery(t *testing.T, seed uint64, steps int) {
 		case running && len(keys) > 0:
 			k := keys[0]
 			keys = keys[1:]
-			m.write(t, src.ks, k)
-			chunked += len(src.ks.src.chunks)
+			if r := m.write(t, src.ks, k); r.Kind&kindChunkedHead != 0 {
+				chunked[Kind(r.Kind&^kindChunkedHead)]++
+			}
 		case running:
 			m.finalize(t, disk)
 			published = redo
@@ -339,8 +360,10 @@ func testChunkedRecovery(t *testing.T, seed uint64, steps int) {
 		}
 	}
 	crash()
-	if chunked == 0 {
-		t.Fatal("no value was ever stored in chunks: the test tests nothing")
+	for _, k := range []Kind{KindHash, KindSet, KindZSet, KindList} {
+		if chunked[k] == 0 {
+			t.Errorf("no %s was ever stored in chunks (%v): the test does not test it", k, chunked)
+		}
 	}
 }
 
@@ -391,3 +414,37 @@ func TestChunkedHashWritesOnlyWhatChanged(t *testing.T) {
 	}
 }
 
+// decodeChunkHead takes bytes from the disk: it refuses what it cannot
+// read, never panics, and what it accepts names its chunks once each.
+func FuzzChunkHead(f *testing.F) {
+	h := newTracked(f)
+	smallChunks(f, h)
+	args := []string{"RPUSH", "l"}
+	for i := range 400 {
+		args = append(args, fmt.Sprintf("element%d", i))
+	}
+	h.do(args...)
+	h.do("SADD", "s", "a", "b", "c", "d", "e", "f", "g")
+	for _, k := range []string{"l", "s"} {
+		if v := h.ks.Version(hk(0, k)); v.Record.Kind&kindChunkedHead != 0 {
+			f.Add(slices.Clone(v.Record.Value))
+		}
+	}
+	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		hd, err := decodeChunkHead(b)
+		if err != nil {
+			return
+		}
+		if len(hd.ids) != len(hd.stamps) || len(hd.ids) == 0 {
+			t.Fatalf("head of %d ids and %d stamps", len(hd.ids), len(hd.stamps))
+		}
+		seen := map[uint32]bool{}
+		for _, id := range hd.ids {
+			if seen[id] {
+				t.Fatalf("chunk %d named twice", id)
+			}
+			seen[id] = true
+		}
+	})
+}

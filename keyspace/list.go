@@ -35,10 +35,12 @@ type list struct {
 
 // quicklist is the node form's state.
 type quicklist struct {
-	nodes []*lnode // nodes[head:], none empty
-	head  int
-	count int
-	mem   int64 // the memory of nodes and of the nodes they point to
+	nodes  []*lnode // nodes[head:], none empty
+	head   int
+	count  int
+	mem    int64       // the memory of nodes and of the nodes they point to
+	ck     *chunkTrack // when stored in chunks (chunk.go): the nodes are
+	nextID uint32      // the last chunk id given to a node
 }
 
 var listHeader = allocSize(int64(unsafe.Sizeof(list{})))
@@ -288,7 +290,7 @@ func (l *list) toQuick(lim listLimit) {
 	l.lp = lnode{}
 	l.q = &quicklist{nodes: make([]*lnode, 0, 4)}
 	l.recount()
-	for p := old.lo; p < len(old.b); {
+	for p := int(old.lo); p < len(old.b); {
 		var e []byte
 		e, p = readFwd(old.b, p)
 		l.push(e, false, lim)
@@ -456,7 +458,7 @@ func (l *list) contains(e []byte) bool {
 // when all, else the first (or, fromTail, the last) max ones.
 func (n *lnode) removeMatches(e []byte, max int, all, fromTail bool) int {
 	matches := 0
-	for p := n.lo; p < len(n.b); {
+	for p := int(n.lo); p < len(n.b); {
 		var x []byte
 		x, p = readFwd(n.b, p)
 		if string(x) == string(e) {
@@ -473,8 +475,8 @@ func (n *lnode) removeMatches(e []byte, max int, all, fromTail bool) int {
 		}
 		matches = max
 	}
-	w, seen, removed := n.lo, 0, 0
-	for p := n.lo; p < len(n.b); {
+	w, seen, removed := int(n.lo), 0, 0
+	for p := int(n.lo); p < len(n.b); {
 		x, next := readFwd(n.b, p)
 		drop := false
 		if string(x) == string(e) {
@@ -490,6 +492,9 @@ func (n *lnode) removeMatches(e []byte, max int, all, fromTail bool) int {
 	}
 	n.b = n.b[:w]
 	n.n -= removed
+	if removed > 0 {
+		n.touch()
+	}
 	if n.n == 0 {
 		n.lo, n.b = 0, n.b[:0]
 	}
@@ -525,7 +530,7 @@ func (it *listIter) next() ([]byte, bool) {
 		}
 		it.ni++
 		n = it.l.node(it.ni)
-		it.off = n.lo
+		it.off = int(n.lo)
 	}
 	var e []byte
 	e, it.off = readFwd(n.b, it.off)
@@ -535,7 +540,7 @@ func (it *listIter) next() ([]byte, bool) {
 // prev returns the next element backwards, false past the start.
 func (it *listIter) prev() ([]byte, bool) {
 	n := it.l.node(it.ni)
-	for it.off <= n.lo {
+	for it.off <= int(n.lo) {
 		if it.ni == 0 {
 			return nil, false
 		}

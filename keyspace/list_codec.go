@@ -28,7 +28,8 @@ func init() {
 			l, err := decodeList(b, limitOf(lim.ListMaxListpackSize))
 			return unsafe.Pointer(l), err
 		},
-		clone: func(p unsafe.Pointer) unsafe.Pointer { return unsafe.Pointer((*list)(p).clone()) },
+		clone:   func(p unsafe.Pointer) unsafe.Pointer { return unsafe.Pointer((*list)(p).clone()) },
+		chunked: listChunked,
 	})
 }
 
@@ -37,7 +38,7 @@ func (l *list) encode(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(l.len()))
 	for ni := 0; ni < l.numNodes(); ni++ {
 		n := l.node(ni)
-		for p := n.lo; p < len(n.b); {
+		for p := int(n.lo); p < len(n.b); {
 			var e []byte
 			e, p = readFwd(n.b, p)
 			dst = binary.AppendUvarint(dst, uint64(len(e)))

@@ -15,10 +15,20 @@ import "encoding/binary"
 // or pop at either end moves a boundary and copies one element, nothing
 // else, until a push finds no room and the node is re-laid.
 type lnode struct {
-	b  []byte // the entries are b[lo:]
-	lo int
-	n  int // number of entries
+	b    []byte // the entries are b[lo:]
+	lo   int32
+	meta uint32 // a quicklist node's chunk id | nodeDirty (chunk.go)
+	n    int    // number of entries
 }
+
+// nodeDirty marks a node whose entries changed since its chunk record was
+// written; the other bits of meta are its chunk id (0: none yet). Every
+// method that changes the entries sets it.
+const nodeDirty = 1 << 31
+
+func (n *lnode) touch()          { n.meta |= nodeDirty }
+func (n *lnode) chunkID() uint32 { return n.meta &^ nodeDirty }
+func (n *lnode) changed() bool   { return n.meta&nodeDirty != 0 }
 
 // entrySize is the encoded size of an element of l bytes.
 func entrySize(l int) int { return 2*uvarintLen(uint64(l)) + l }
@@ -61,7 +71,7 @@ func readBack(b []byte, q int) ([]byte, int) {
 }
 
 // size is the bytes the node's entries take.
-func (n *lnode) size() int { return len(n.b) - n.lo }
+func (n *lnode) size() int { return len(n.b) - int(n.lo) }
 
 // mem is the node buffer's memory, as the allocator hands it out.
 func (n *lnode) mem() int64 { return allocSize(int64(cap(n.b))) }
@@ -98,7 +108,7 @@ func (n *lnode) relay(need int, front bool) {
 		copy(n.b[newLo:newLo+size], n.b[n.lo:])
 		n.b = n.b[:newLo+size]
 	}
-	n.lo = newLo
+	n.lo = int32(newLo)
 }
 
 // reserve gives an empty node a buffer of the size class of size bytes,
@@ -107,7 +117,7 @@ func (n *lnode) reserve(size int, front bool) {
 	c := int(allocSize(int64(size)))
 	n.b, n.lo = make([]byte, 0, c), 0
 	if front {
-		n.b, n.lo = n.b[:c], c
+		n.b, n.lo = n.b[:c], int32(c)
 	}
 }
 
@@ -120,24 +130,27 @@ func (n *lnode) pushBack(e []byte) {
 	n.b = n.b[:l+need]
 	putNodeEntry(n.b[l:], e)
 	n.n++
+	n.touch()
 }
 
 func (n *lnode) pushFront(e []byte) {
 	need := entrySize(len(e))
-	if n.lo < need {
+	if int(n.lo) < need {
 		n.relay(need, true)
 	}
-	n.lo -= need
-	putNodeEntry(n.b[n.lo:n.lo+need], e)
+	n.lo -= int32(need)
+	putNodeEntry(n.b[n.lo:int(n.lo)+need], e)
 	n.n++
+	n.touch()
 }
 
 // popFront removes the first entry and returns its element, which stays
 // readable until the node's next change.
 func (n *lnode) popFront() []byte {
-	e, next := readFwd(n.b, n.lo)
-	n.lo = next
+	e, next := readFwd(n.b, int(n.lo))
+	n.lo = int32(next)
 	n.n--
+	n.touch()
 	if n.n == 0 {
 		n.lo, n.b = 0, n.b[:0]
 	}
@@ -149,6 +162,7 @@ func (n *lnode) popBack() []byte {
 	e, start := readBack(n.b, len(n.b))
 	n.b = n.b[:start]
 	n.n--
+	n.touch()
 	if n.n == 0 {
 		n.lo, n.b = 0, n.b[:0]
 	}
@@ -159,7 +173,7 @@ func (n *lnode) popBack() []byte {
 // the nearer end.
 func (n *lnode) offset(i int) int {
 	if i < n.n/2 {
-		p := n.lo
+		p := int(n.lo)
 		for ; i > 0; i-- {
 			_, p = readFwd(n.b, p)
 		}
@@ -177,13 +191,15 @@ func (n *lnode) offset(i int) int {
 func (n *lnode) resize(p, q, size int) []byte {
 	d := size - (q - p)
 	l := len(n.b)
+	n.touch()
 	switch {
 	case d > 0 && cap(n.b)-l < d:
-		c := growCap(l - n.lo + d)
-		nb := make([]byte, l-n.lo+d, c)
-		copy(nb, n.b[n.lo:p])
-		copy(nb[p-n.lo+size:], n.b[q:])
-		n.b, p, n.lo = nb, p-n.lo, 0
+		lo := int(n.lo)
+		c := growCap(l - lo + d)
+		nb := make([]byte, l-lo+d, c)
+		copy(nb, n.b[lo:p])
+		copy(nb[p-lo+size:], n.b[q:])
+		n.b, p, n.lo = nb, p-lo, 0
 	case d > 0:
 		n.b = n.b[:l+d]
 		copy(n.b[q+d:], n.b[q:l])
@@ -215,6 +231,7 @@ func (n *lnode) splitAt(i int) *lnode {
 	copy(nn.b, rest)
 	n.b = n.b[:p]
 	n.n = i
+	n.touch()
 	return nn
 }
 

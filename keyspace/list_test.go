@@ -56,7 +56,7 @@ func (h *harness) checkList(key string) {
 	for i := 0; i < l.numNodes(); i++ {
 		n := l.node(i)
 		c := 0
-		for p := n.lo; p < len(n.b); c++ {
+		for p := int(n.lo); p < len(n.b); c++ {
 			_, p = readFwd(n.b, p)
 		}
 		if c != n.n {

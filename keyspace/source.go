@@ -121,6 +121,7 @@ type source struct {
 	pending  chunkPending            // the chunks of the version Version returned last
 	partBuf  []byte                  // Version's chunk values
 	partKeys []byte                  // and their heap keys
+	partEnds []int                   // where each value ends in partBuf
 	parts    []heap.Record           // Version.Parts
 	hint     placeHint               // the slot Version found, for Placed
 	epoch    uint64                  // 0 or 1: which dirty bit is cur (see cur, prev)
