@@ -18,11 +18,17 @@ import (
 // any version does (placeRecord), and hands every other head and chunk
 // back as superseded.
 //
-// A head none of whose versions is whole is a crash's doing when its key
-// LSN is at or above the redo point (its checkpoint never finalized: the
-// WAL above the redo point rebuilds the key) and is dropped; below the
-// redo point a finalized checkpoint's chunk is missing, which is damage:
-// EndHeap fails and the boot refuses.
+// A head that is not whole is a crash's doing, and is dropped:
+//   - at or above the redo point, its checkpoint never finalized; the
+//     version it superseded is whole (its frees wait for that checkpoint)
+//     or the WAL above the redo point rebuilds the key;
+//   - below it, a newer version of the key superseded it and its frees
+//     were reaching the disk. The newer version is loaded, unless a
+//     deletion above the redo point freed it too and that free reached
+//     the disk first: the WAL then deletes the key again (an old single
+//     record is loaded and deleted by replay the same way).
+// A chunk that went missing by damage is not told apart: the heap's page
+// checksums refuse a damaged page before it gets here.
 
 // loadChunked is what the load sets aside.
 type loadChunked struct {
@@ -183,13 +189,6 @@ func (ks *Keyspace) EndHeap() error {
 				break
 			}
 		}
-		if chosen != 0 {
-			// The newest head is not whole: damage unless its checkpoint
-			// never finalized or a newer record of the key was loaded.
-			if err := ks.checkTorn(p, &hs[0], hs, chosen); err != nil {
-				return err
-			}
-		}
 		for j := range hs {
 			if j != chosen {
 				ks.load.superseded = append(ks.load.superseded, hs[j].id)
@@ -209,35 +208,6 @@ func (ks *Keyspace) EndHeap() error {
 		}
 	}
 	return nil
-}
-
-// checkTorn fails when newest, a head of pair p that is not whole, is
-// older than the redo point while no record of the key newer than it was
-// loaded: neither a whole head (hs[chosen]) nor a record of another form.
-// Its checkpoint finalized, so its chunks were durable; only their frees,
-// once a newer version was durable, may have reached the disk.
-func (ks *Keyspace) checkTorn(p pairKey, newest *loadHead, hs []loadHead, chosen int) error {
-	if newest.head.KeyLSN >= ks.load.redo {
-		return nil
-	}
-	if chosen >= 0 && hs[chosen].head.KeyLSN > newest.head.KeyLSN {
-		return nil
-	}
-	d := ks.pdbs[p.db]
-	key := []byte(p.key)
-	if sl := d.keys.find(d.keys.hash(key), key); sl != nil {
-		lsn, ok := ks.load.boot[pairKey{p.db, sl.key()}]
-		if id, has := ks.slotLoc(p.db, sl); !ok && has && ks.load.headLSN != nil {
-			if l, err := ks.load.headLSN(id); err == nil {
-				lsn, ok = l, true
-			}
-		}
-		if ok && lsn > newest.head.KeyLSN {
-			return nil
-		}
-	}
-	return fmt.Errorf("keyspace: heap record %v: key %q of database %d: a chunk of its version at LSN %d is missing, "+
-		"and that version's checkpoint finalized (redo point %d)", newest.id, p.key, p.db, newest.head.KeyLSN, ks.load.redo)
 }
 
 func cmpU64(a, b uint64) int {
