@@ -126,6 +126,12 @@ type chunkedKind struct {
 	// sorted, when set, puts the concatenated entries in the order the
 	// decoder wants them (a sorted set's).
 	sorted func(entries []byte) ([]byte, error)
+	// adopt, when set, builds the object from its chunks keeping them as
+	// its own (a list's nodes): its first version after the load writes
+	// only what changed. It returns ok false when the chunks do not fit
+	// the representation the limits call for; the value is then decoded
+	// whole and written whole once.
+	adopt func(prefix []byte, chunks [][]byte, ids []uint32, part uint32, lim *EncodingLimits) (p unsafe.Pointer, t *chunkTrack, ok bool, err error)
 }
 
 // chunkSource is a chunked object's chunks, in the value's order, while

@@ -111,6 +111,7 @@ func sortZEntries(b []byte) ([]byte, error) {
 
 var listChunked = &chunkedKind{
 	chunks: listChunks,
+	adopt:  adoptList,
 	prefix: func(p unsafe.Pointer, dst []byte) []byte {
 		return binary.AppendUvarint(dst, uint64((*list)(p).len()))
 	},
@@ -165,4 +166,65 @@ func (s *listSource) appendChunk(j int, dst []byte) []byte {
 		dst = append(dst, e...)
 	}
 	return dst
+}
+
+// adoptList builds a quicklist of one node per chunk, each node keeping
+// its chunk's id, clean: the load's list is what its records hold. ok is
+// false when a chunk does not fit a node under lim (the limit changed
+// since it was written); a count that does not match the chunks, or a
+// malformed chunk, is an error.
+func adoptList(prefix []byte, chunks [][]byte, ids []uint32, part uint32, lim *EncodingLimits) (unsafe.Pointer, *chunkTrack, bool, error) {
+	count, k := binary.Uvarint(prefix)
+	if k <= 0 || k != len(prefix) || count == 0 {
+		return nil, nil, false, fmt.Errorf("list: bad element count")
+	}
+	ll := limitOf(lim.ListMaxListpackSize)
+	q := &quicklist{nodes: make([]*lnode, 0, len(chunks))}
+	total := uint64(0)
+	for i, c := range chunks {
+		n, err := chunkNode(c)
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("list: chunk %d: %w", ids[i], err)
+		}
+		if n.n == 0 || n.n > ll.entries || n.size() > ll.bytes {
+			return nil, nil, false, nil
+		}
+		n.meta = ids[i]
+		q.nodes = append(q.nodes, n)
+		q.nextID = max(q.nextID, ids[i])
+		total += uint64(n.n)
+	}
+	if total != count {
+		return nil, nil, false, fmt.Errorf("list: %d elements in the chunks, the head says %d", total, count)
+	}
+	if len(q.nodes) < 2 {
+		return nil, nil, false, nil // a listpack's size: decoded whole
+	}
+	q.count = int(total)
+	q.ck = newChunkTrack(0)
+	q.ck.part = part
+	l := &list{q: q}
+	l.recount()
+	return unsafe.Pointer(l), q.ck, true, nil
+}
+
+// chunkNode builds a node of the elements of a list chunk (uvarint(len) ‖
+// bytes, each), in a buffer of its size.
+func chunkNode(c []byte) (*lnode, error) {
+	size := 0
+	for off := 0; off < len(c); {
+		l, k := binary.Uvarint(c[off:])
+		if k <= 0 || l > uint64(len(c)-off-k) {
+			return nil, fmt.Errorf("element runs past the end")
+		}
+		size += entrySize(int(l))
+		off += k + int(l)
+	}
+	n := &lnode{b: make([]byte, 0, allocSize(int64(size)))}
+	for off := 0; off < len(c); {
+		l, k := binary.Uvarint(c[off:])
+		n.pushBack(c[off+k : off+k+int(l)])
+		off += k + int(l)
+	}
+	return n, nil
 }

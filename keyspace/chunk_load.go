@@ -251,20 +251,37 @@ func (ks *Keyspace) loadChunkedValue(p pairKey, h *loadHead) error {
 		chunks[i] = ks.load.chunked.find(chunkRef{p, h.part, h.ids[i]}, s)
 		n += len(chunks[i].val)
 	}
-	entries := make([]byte, 0, n-len(h.prefix))
-	for _, c := range chunks {
-		entries = append(entries, c.val...)
-	}
-	if ck.sorted != nil {
-		var err error
-		if entries, err = ck.sorted(entries); err != nil {
+	var v value
+	var owner *chunkTrack
+	if ck.adopt != nil {
+		vals := make([][]byte, len(chunks))
+		for i, c := range chunks {
+			vals[i] = c.val
+		}
+		obj, t, ok, err := ck.adopt(h.prefix, vals, h.ids, h.part, &ks.Limits)
+		if err != nil {
 			return fail(err)
 		}
+		if ok {
+			v, owner = objectValue(h.kind, obj), t
+		}
 	}
-	enc := append(append(make([]byte, 0, n), h.prefix...), entries...)
-	v, err := ks.decodeValue(h.kind, enc)
-	if err != nil {
-		return fail(err)
+	if owner == nil {
+		entries := make([]byte, 0, n-len(h.prefix))
+		for _, c := range chunks {
+			entries = append(entries, c.val...)
+		}
+		if ck.sorted != nil {
+			var err error
+			if entries, err = ck.sorted(entries); err != nil {
+				return fail(err)
+			}
+		}
+		enc := append(append(make([]byte, 0, n), h.prefix...), entries...)
+		var err error
+		if v, err = ks.decodeValue(h.kind, enc); err != nil {
+			return fail(err)
+		}
 	}
 	d := ks.pdbs[p.db]
 	key := []byte(p.key)
@@ -279,7 +296,7 @@ func (ks *Keyspace) loadChunkedValue(p pairKey, h *loadHead) error {
 			return nil // an other record of the key is newer: the chunks go too
 		}
 	}
-	cs := &pairChunks{at: make(map[uint32]chunkAt, len(chunks))}
+	cs := &pairChunks{owner: owner, at: make(map[uint32]chunkAt, len(chunks))}
 	for i, c := range chunks {
 		c.used = true
 		cs.at[h.ids[i]] = chunkAt{id: c.id, stamp: h.stamps[i]}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/moond-db/moond/persistence/checkpoint"
 	"github.com/moond-db/moond/persistence/heap"
+	"github.com/moond-db/moond/resp"
 )
 
 // smallChunks makes values go in chunks from a few kilobytes, in chunks of
@@ -449,4 +450,41 @@ func FuzzChunkHead(f *testing.F) {
 			seen[id] = true
 		}
 	})
+}
+
+// A list keeps its chunks across a load: one push after the restart
+// writes the node it went to and the head, not the list again.
+func TestChunkedListKeepsItsChunksAcrossALoad(t *testing.T) {
+	h := newTracked(t)
+	smallChunks(t, h)
+	args := []string{"RPUSH", "l"}
+	for i := range 2000 {
+		args = append(args, fmt.Sprintf("element%d", i))
+	}
+	h.do(args...)
+	m := &chunkModel{modelHeap: newModelHeap()}
+	for _, k := range h.ks.TakeDirty() {
+		if r := m.write(t, h.ks, k); r.Kind != uint8(KindList)|kindChunkedHead {
+			t.Fatalf("the list's record is of kind %#x, not a chunked list's", r.Kind)
+		}
+	}
+	var ids []heap.RecordID
+	for id := range m.recs {
+		ids = append(ids, id)
+	}
+	ks, sup, err := recoverChunks(t, h, m.recs, ids, uint64(len(h.records))+1)
+	if err != nil || len(sup) != 0 {
+		t.Fatalf("recovery: %v, superseded %v", err, sup)
+	}
+	if got, want := canonical(ks, h.clock), canonical(h.ks, h.clock); !slices.Equal(got, want) {
+		t.Fatalf("recovered %q, want %q", got, want)
+	}
+	c := Client{}
+	var out resp.Writer
+	ks.Exec(&c, [][]byte{[]byte("LPUSH"), []byte("l"), []byte("new")}, &out)
+	setLastLSN(ks, func() uint64 { return uint64(len(h.records)) + 1 })
+	v := ks.Version(hk(0, "l"))
+	if len(v.Parts) != 1 || len(v.OldParts) > 1 {
+		t.Errorf("a push after the load writes %d chunks and frees %d", len(v.Parts), len(v.OldParts))
+	}
 }
