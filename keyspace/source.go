@@ -397,6 +397,22 @@ func (ks *Keyspace) Version(hk []byte) checkpoint.Version {
 	return v
 }
 
+// DeadOld returns the record of the pair hk names when the pair has no
+// key and has a record: what Version's Old is for a deleted pair. It
+// implements checkpoint.DeadPeeker.
+func (ks *Keyspace) DeadOld(hk []byte) (heap.RecordID, bool) {
+	phys, key, err := DecodeHeapKey(hk)
+	if err != nil || phys >= len(ks.pdbs) {
+		return heap.RecordID{}, false
+	}
+	d := ks.pdbs[phys]
+	if d.keys.find(d.keys.hash(key), key) != nil {
+		return heap.RecordID{}, false
+	}
+	id, ok := ks.src.graves[pairKey{phys, unsafeString(key)}]
+	return id, ok
+}
+
 // Placed records where the pair hk names has its record now: at id, for a
 // live version (the key's location; the grave, superseded, is forgotten),
 // or nowhere (!live: the grave is forgotten, and the location of a key, if

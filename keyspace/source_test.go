@@ -803,3 +803,23 @@ func identityMap(n int) []int {
 	}
 	return m
 }
+
+// DeadOld is Version's Old for a deleted pair, and nothing for a live one,
+// whose version it does not build.
+func TestDeadOldIsTheRecordOfADeletedPair(t *testing.T) {
+	h := newTracked(t)
+	h.script("SET a 1", "OK", "SET b 2", "OK")
+	m := newModelHeap()
+	m.checkpoint(t, h.ks)
+	h.script("DEL a", n(1))
+	old, ok := h.ks.DeadOld(hk(0, "a"))
+	if v := h.ks.Version(hk(0, "a")); !ok || v.Live || !v.HasOld || old != v.Old {
+		t.Errorf("DeadOld(a) = %v %v, Version's Old %v %v", old, ok, v.Old, v.HasOld)
+	}
+	if _, ok := h.ks.DeadOld(hk(0, "b")); ok {
+		t.Error("DeadOld of a live key reports a record")
+	}
+	if _, ok := h.ks.DeadOld(hk(0, "never")); ok {
+		t.Error("DeadOld of a pair that never had a record reports one")
+	}
+}

@@ -36,12 +36,20 @@ func (m *Manager) loadFor(first heap.PageID) {
 	pages := []heap.PageID{first}
 	seen := map[heap.PageID]bool{first: true}
 	end := min(len(m.keys), m.keyIdx+loadLookahead)
+	peek, _ := m.o.Source.(DeadPeeker)
 	for i := m.keyIdx + 1; i < end && len(pages) < limit; i++ {
-		v := m.o.Source.Version(m.keys[i])
-		if v.Live || !v.HasOld {
+		var old heap.RecordID
+		var dead bool
+		if peek != nil {
+			old, dead = peek.DeadOld(m.keys[i])
+		} else {
+			v := m.o.Source.Version(m.keys[i])
+			old, dead = v.Old, !v.Live && v.HasOld
+		}
+		if !dead {
 			continue // an insert needs no page; a superseded free is deferred
 		}
-		id := v.Old.PageID()
+		id := old.PageID()
 		if gone, _ := m.cache.Vanished(id.File); gone || m.cache.Resident(id) || seen[id] {
 			continue
 		}

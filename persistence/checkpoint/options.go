@@ -77,6 +77,15 @@ type Source interface {
 	Placed(key []byte, id heap.RecordID, parts []heap.RecordID, live bool)
 }
 
+// DeadPeeker is what a Source may offer the look-ahead for cold pages: the
+// record of a deleted key (whose free needs its page), without building
+// the version of a live one, which may be large.
+type DeadPeeker interface {
+	// DeadOld returns the record of key's last checkpointed version when
+	// key is deleted and has one.
+	DeadOld(key []byte) (heap.RecordID, bool)
+}
+
 // Options configures a Manager.
 type Options struct {
 	Loop     *runtime.Loop
