@@ -65,6 +65,9 @@ func (w *worker) postBatches() {
 // runBatch executes a batch on this (the target) shard and posts the replies
 // back to the shard that owns the connections.
 func (w *worker) runBatch(b *batch) {
+	if !w.whenFree(func() { w.runBatch(b) }) {
+		return // a txn holds this shard (txn.go)
+	}
 	out := resp.Writer{}
 	b.ends = make([]int, len(b.items))
 	var cl keyspace.Client

@@ -280,7 +280,9 @@ func (w *worker) exec(cl *keyspace.Client, spec *keyspace.CommandSpec, args [][]
 	lsn := w.sh.Exec(cl, spec, args, out)
 	if len(w.waits) > 0 && spec.Writes() {
 		w.signal(cl.DB, spec, args)
-		w.serveReady()
+		if w.holder == nil { // else at the release (unhold), as Redis serves after EXEC
+			w.serveReady()
+		}
 	}
 	return lsn
 }

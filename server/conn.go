@@ -76,6 +76,11 @@ type conn struct {
 	// blockedTimed: blocked waits with a timeout (INFO's
 	// clients_in_timeout_table).
 	blockedTimed bool
+	// heldParked: the connection's input waits for a txn to release the
+	// shard (txn.go).
+	heldParked bool
+	// multi is the transaction being queued between MULTI and EXEC.
+	multi *multiState
 
 	// recvDone and sentDone are c.onRecv and c.onSent, bound once: a
 	// method value passed to the backend escapes, and binding it per call
@@ -257,6 +262,10 @@ func (c *conn) runInput() {
 	window := 0 // commands left that prefetchWindow has looked at
 	c.unprocessed = false
 	for c.rpos < c.rend && !c.closeAfterReply && c.blockWait == nil {
+		if c.w.holder != nil {
+			c.parkWhileHeld()
+			break
+		}
 		if window == 0 && c.authed && c.parser.AtCommandStart() {
 			window = c.prefetchWindow()
 		}
@@ -289,7 +298,7 @@ func (c *conn) runInput() {
 	}
 	if c.rpos == c.rend {
 		c.rpos, c.rend = 0, 0
-	} else if c.blockWait != nil {
+	} else if c.blockWait != nil || c.heldParked {
 		c.unprocessed = true
 	}
 	c.queue.popReady(&c.out)
@@ -414,6 +423,8 @@ func (c *conn) afterSend() {
 		c.maybeFlush()
 	case c.blockWait != nil:
 		c.watch()
+	case c.heldParked:
+		c.state = connRunning // resumeHeld runs the input
 	case c.unprocessed:
 		c.process()
 	default:

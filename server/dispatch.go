@@ -36,6 +36,9 @@ func arityOK(arity, n int) bool {
 func (c *conn) dispatch(args [][]byte) {
 	c.w.stats.commands++
 	cmd := c.lastCommand.lookup(args[0])
+	if c.multi != nil && c.inMulti(cmd, args) {
+		return
+	}
 	if cmd == nil {
 		c.errorReply(keyspace.UnknownCommandError(args))
 		return
@@ -151,6 +154,8 @@ func (c *conn) routeData(spec *keyspace.CommandSpec, args [][]byte) {
 	case same:
 		p := c.newPending(1, nil)
 		c.w.queueRemote(home, batchItem{conn: c, reply: p, db: c.client.DB, proto: c.out.Proto, args: copyArgs(args)})
+	case spec.Name == "msetnx":
+		c.msetnxAcross(args, pos)
 	default:
 		if sp := splitters[spec.Name]; sp != nil {
 			c.split(sp, args, pos)

@@ -5,8 +5,8 @@ import (
 )
 
 // fanoutExec runs the same data command on every shard and merges the
-// replies (KEYS, DBSIZE, FLUSHALL, ...). Each shard's part goes out in that
-// shard's batch, so it keeps its place among the connection's other commands.
+// replies (KEYS, DBSIZE, FLUSHALL, ...), as one txn over every shard
+// (txn.go): no other command sees some shards flushed and others not.
 func (c *conn) fanoutExec(args [][]byte, merge func(parts [][]byte, w *resp.Writer)) {
 	n := c.w.srv.nshards
 	if n == 1 {
@@ -14,17 +14,13 @@ func (c *conn) fanoutExec(args [][]byte, merge func(parts [][]byte, w *resp.Writ
 		return
 	}
 	reply := c.newPending(n, merge)
-	var owned [][]byte
-	for s := 0; s < n; s++ {
-		if s == c.w.id {
-			reply.fill(s, c.execPart(args))
-			continue
-		}
-		if owned == nil {
-			owned = copyArgs(args)
-		}
-		c.w.queueRemote(s, batchItem{conn: c, reply: reply, part: s, db: c.client.DB, proto: c.out.Proto, args: owned})
+	owned := copyArgs(args)
+	shards := make([]int, n)
+	subs := make([][][]byte, n)
+	for s := range n {
+		shards[s], subs[s] = s, owned
 	}
+	c.runParts(reply, shards, subs)
 }
 
 // fanoutCollect runs collect(w, i) on every shard i (on that shard's

@@ -25,11 +25,27 @@ var splitters = map[string]*splitter{
 
 // split sends each shard the part of a multi-key command that concerns its
 // keys, and queues one reply that merges the parts in argument order.
+// Keys on several shards run as a txn (txn.go), so that no other command
+// sees the command half done.
 func (c *conn) split(sp *splitter, args [][]byte, pos []int) {
+	order, sub, partPos := c.splitParts(sp, args, pos)
+	total := len(pos)
+	reply := c.newPending(len(order), func(parts [][]byte, w *resp.Writer) {
+		sp.merge(c, parts, partPos, total, w)
+	})
+	for i := range sub {
+		sub[i] = copyArgs(sub[i])
+	}
+	c.runParts(reply, order, sub)
+}
+
+// splitParts cuts a multi-key command into one sub-command per shard:
+// the shards in order of first appearance, each one's sub-command, and
+// which key (0-based) each element of its reply answers.
+func (c *conn) splitParts(sp *splitter, args [][]byte, pos []int) (order []int, subs [][][]byte, partPos [][]int) {
 	n := c.w.srv.nshards
 	sub := make([][][]byte, n)    // per shard: the sub-command
 	positions := make([][]int, n) // per shard: which key (0-based) each element answers
-	var order []int               // shards in order of first appearance
 	for k, p := range pos {
 		s := c.w.srv.shardOf(args[p])
 		if sub[s] == nil {
@@ -42,24 +58,12 @@ func (c *conn) split(sp *splitter, args [][]byte, pos []int) {
 		}
 		positions[s] = append(positions[s], k)
 	}
-	partPos := make([][]int, len(order))
+	subs = make([][][]byte, len(order))
+	partPos = make([][]int, len(order))
 	for i, s := range order {
-		partPos[i] = positions[s]
+		subs[i], partPos[i] = sub[s], positions[s]
 	}
-	total := len(pos)
-	reply := c.newPending(len(order), func(parts [][]byte, w *resp.Writer) {
-		sp.merge(c, parts, partPos, total, w)
-	})
-	for i, s := range order {
-		if s == c.w.id {
-			reply.fill(i, c.execPart(sub[s]))
-			continue
-		}
-		c.w.queueRemote(s, batchItem{conn: c, reply: reply, part: i, db: c.client.DB, proto: c.out.Proto, args: copyArgs(sub[s])})
-	}
-	if reply.ready() {
-		c.queue.popReady(&c.out)
-	}
+	return order, subs, partPos
 }
 
 // firstError returns the first part that is an error reply.

@@ -45,6 +45,13 @@ type worker struct {
 	blockedClients int
 	timedBlocked   int
 
+	// Transactions across shards (txn.go): the txn that holds this shard,
+	// the txns waiting to hold it in the order they asked, and the work
+	// that came while it was held, to run at the release in that order.
+	holder   *txn
+	holdQ    []*txn
+	heldWork []func()
+
 	scratch resp.Writer
 	stats   workerStats
 	ticker  *runtime.Timer
@@ -62,6 +69,8 @@ type workerStats struct {
 	errorReplies        int64
 	errorsByPrefix      map[string]int64
 	cmdCalls            []cmdStat // by command id
+	txns                int64     // txns coordinated here (txn.go)
+	txnsAcross          int64     // of which over more than one shard
 }
 
 type cmdStat struct {
@@ -188,7 +197,7 @@ func (w *worker) tick() {
 		w.ticker = w.loop.Every(time.Second/time.Duration(hz), w.tick)
 	}
 	var budget time.Duration
-	if w.srv.activeExpire.Load() {
+	if w.srv.activeExpire.Load() && w.holder == nil { // a txn's keys do not expire under it
 		budget = time.Second / time.Duration(w.hz) / 4
 	}
 	if w.sh != nil { // nil while the shard loads

@@ -1,0 +1,227 @@
+package server
+
+import (
+	"slices"
+
+	"github.com/moond-db/moond/keyspace"
+	"github.com/moond-db/moond/resp"
+)
+
+// EXEC: the queued commands run as one unit. Each data command goes to
+// the shard of its keys (a multi-key command over several shards in
+// parts, merged as the command merges them outside a transaction); the
+// commands of one shard run there in their order, in one step. When they
+// all live on the connection's shard they run at once; otherwise EXEC is
+// a txn (txn.go) over every shard they touch, so no other command runs
+// on those shards from the first of them to the last. Blocking commands
+// do not block (Redis's rule in a transaction).
+
+// execLocalCmds are the server commands EXEC runs on the connection's
+// shard, in their turn.
+var execLocalCmds = map[string]struct{}{"ping": {}, "echo": {}, "select": {}, "time": {}, "lastsave": {}}
+
+// execAllShards are the commands that concern every shard's keys, with how
+// their replies merge.
+var execAllShards = map[string]func(parts [][]byte, w *resp.Writer){
+	"dbsize": sumParts, "flushdb": okParts, "flushall": okParts, "swapdb": okParts,
+	"keys": concatArrays, "randomkey": randomPart,
+}
+
+// execItem is one queued command's plan: its reply, ready at once (a
+// local server command, an error), or the parts that shards produce and
+// how they merge.
+type execItem struct {
+	reply []byte
+	parts []execPart
+	merge func(parts [][]byte, w *resp.Writer)
+}
+
+// execPart is a part of an item's reply: the reply of command idx of
+// shard's list.
+type execPart struct {
+	shard, idx int
+}
+
+// execShardCmd is a command (or a part of one) a shard runs for EXEC.
+type execShardCmd struct {
+	db   int
+	spec *keyspace.CommandSpec
+	args [][]byte
+}
+
+// execPlan is EXEC's plan: an item per queued command and, per shard, the
+// commands it runs in order.
+type execPlan struct {
+	items []execItem
+	lists map[int][]execShardCmd
+	db    int // the connection's database after the transaction
+}
+
+// execQueued runs a transaction's queued commands.
+func (c *conn) execQueued(cmds []queuedCmd) {
+	c.unwatchAll()
+	p := c.planExec(cmds)
+	c.client.DB = p.db
+	shards := make([]int, 0, len(p.lists))
+	for s := range p.lists {
+		shards = append(shards, s)
+	}
+	slices.Sort(shards)
+	if len(shards) == 0 || len(shards) == 1 && shards[0] == c.w.id {
+		// All on this shard: nothing runs between the commands.
+		replies := map[int][][]byte{}
+		var lsn uint64
+		if len(shards) == 1 {
+			replies[c.w.id], lsn = runExecList(c.w, p.lists[c.w.id], c.out.Proto)
+		}
+		c.noteWrite(lsn)
+		data := p.assemble(replies, c.out.Proto)
+		c.w.noteReply(data)
+		c.replyLocal(func(w *resp.Writer) { w.Raw(data) })
+		return
+	}
+	reply := c.newPending(1, nil)
+	c.blockWait = reply
+	proto := c.out.Proto
+	replies := make(map[int][][]byte, len(shards))
+	c.w.beginTxn(shards, func(t *txn) {
+		left := len(shards)
+		for _, s := range shards {
+			list := p.lists[s]
+			var got [][]byte
+			t.step(s, proto, func(w *worker, out *resp.Writer) uint64 {
+				var lsn uint64
+				got, lsn = runExecList(w, list, proto)
+				return lsn
+			}, true, func([]byte) {
+				replies[s] = got
+				if left--; left == 0 {
+					reply.fill(0, p.assemble(replies, proto))
+					c.txnReplied(reply)
+				}
+			})
+		}
+	})
+}
+
+// runExecList runs a shard's EXEC commands in order and returns their
+// replies and the LSN of the last WAL record they wrote.
+func runExecList(w *worker, list []execShardCmd, proto int) ([][]byte, uint64) {
+	out := resp.Writer{Proto: proto}
+	ends := make([]int, len(list))
+	var lsn uint64
+	for i, sc := range list {
+		cl := keyspace.Client{DB: sc.db, NoBlock: true}
+		lsn = max(lsn, w.exec(&cl, sc.spec, sc.args, &out))
+		ends[i] = len(out.Buf)
+	}
+	replies := make([][]byte, len(list))
+	start := 0
+	for i, end := range ends {
+		replies[i] = out.Buf[start:end:end]
+		start = end
+	}
+	return replies, lsn
+}
+
+// planExec builds the plan of cmds, starting in the connection's database.
+func (c *conn) planExec(cmds []queuedCmd) *execPlan {
+	p := &execPlan{items: make([]execItem, len(cmds)), lists: map[int][]execShardCmd{}, db: c.client.DB}
+	proto := c.out.Proto
+	for i, q := range cmds {
+		it := &p.items[i]
+		switch {
+		case q.cmd.server != nil && q.cmd.name == "select":
+			it.reply = c.capture(q.cmd.server, q.args)
+			p.db = c.client.DB
+		case q.cmd.server != nil:
+			if merge, ok := execAllShards[q.cmd.name]; ok {
+				for s := range c.w.srv.nshards {
+					it.parts = append(it.parts, p.add(s, keyspace.Lookup(q.args[0]), q.args))
+				}
+				it.merge = merge
+				continue
+			}
+			it.reply = c.capture(q.cmd.server, q.args)
+		default:
+			c.planData(p, it, q.cmd.spec, q.args, proto)
+		}
+	}
+	return p
+}
+
+// planData plans a data command: on the shard of its keys, split per shard
+// when it may be, refused with CROSSSLOT when it spans shards otherwise.
+func (c *conn) planData(p *execPlan, it *execItem, spec *keyspace.CommandSpec, args [][]byte, proto int) {
+	var posBuf [16]int
+	pos := keyPositions(spec, args, posBuf[:0])
+	if len(pos) == 0 {
+		it.parts = []execPart{p.add(c.w.id, spec, args)}
+		return
+	}
+	home := c.w.srv.shardOf(args[pos[0]])
+	same := true
+	for _, q := range pos[1:] {
+		if c.w.srv.shardOf(args[q]) != home {
+			same = false
+			break
+		}
+	}
+	if same {
+		it.parts = []execPart{p.add(home, spec, args)}
+		return
+	}
+	sp := splitters[spec.Name]
+	if sp == nil {
+		w := resp.Writer{Proto: proto}
+		w.Error("CROSSSLOT Keys in request don't hash to the same slot")
+		it.reply = w.Buf
+		return
+	}
+	order, subs, partPos := c.splitParts(sp, args, pos)
+	for i, s := range order {
+		it.parts = append(it.parts, p.add(s, spec, copyArgs(subs[i])))
+	}
+	total := len(pos)
+	it.merge = func(parts [][]byte, w *resp.Writer) { sp.merge(c, parts, partPos, total, w) }
+}
+
+// add appends a command to shard s's list and returns its place.
+func (p *execPlan) add(s int, spec *keyspace.CommandSpec, args [][]byte) execPart {
+	p.lists[s] = append(p.lists[s], execShardCmd{db: p.db, spec: spec, args: args})
+	return execPart{shard: s, idx: len(p.lists[s]) - 1}
+}
+
+// assemble builds EXEC's reply from the shards' replies.
+func (p *execPlan) assemble(replies map[int][][]byte, proto int) []byte {
+	w := resp.Writer{Proto: proto}
+	w.ArrayHeader(len(p.items))
+	for _, it := range p.items {
+		switch {
+		case it.reply != nil:
+			w.Raw(it.reply)
+		case it.merge == nil:
+			w.Raw(replies[it.parts[0].shard][it.parts[0].idx])
+		default:
+			parts := make([][]byte, len(it.parts))
+			for i, pt := range it.parts {
+				parts[i] = replies[pt.shard][pt.idx]
+			}
+			mw := resp.Writer{Proto: proto}
+			it.merge(parts, &mw)
+			w.Raw(mw.Buf)
+		}
+	}
+	return w.Buf
+}
+
+// capture runs a server command that answers at once on this shard and
+// returns its reply instead of queueing it.
+func (c *conn) capture(sc *serverCmd, args [][]byte) []byte {
+	out, queue := c.out, c.queue
+	c.out, c.queue = resp.Writer{Proto: out.Proto}, replyQueue{}
+	sc.run(c, args)
+	reply := c.out.Buf
+	c.out, c.queue = out, queue
+	return reply
+}
