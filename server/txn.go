@@ -19,7 +19,9 @@ import (
 //
 // Once it holds them all, the txn runs its steps, each on the shard of
 // its keys (step), reading what it needs (MSETNX: do the keys exist?)
-// before it writes; a shard is released after its last step.
+// before it writes; a shard is released after its last step. The txns a
+// shard begins in one loop iteration hold their shards together, as one
+// group (txnGroup), and run one after the other.
 //
 // Why it is serializable: holds are two-phase locks at the granularity of
 // a shard. No txn releases a shard before it holds all of its shards, and
@@ -36,75 +38,135 @@ import (
 // shard above s: following "waits for" always climbs the shard order, so
 // it never comes back to where it started.
 type txn struct {
-	coord  *worker
-	shards []int  // ascending
-	next   int    // shards[:next] are held
-	onHeld func() // runs on the coordinator once all are held
+	g      *txnGroup
+	shards []int // ascending
+	onHeld func(t *txn)
+	alone  bool // steps in rounds: never grouped with others
 }
 
-// beginTxn starts a txn coordinated by w over shards (any order, no
-// duplicates needed); onHeld runs on w once it holds them all, possibly
-// before beginTxn returns.
+// txnGroup is what holds the shards: the txns one shard began in one loop
+// iteration, run one after the other once the group holds the union of
+// their shards. A group holds and releases each shard once for all its
+// txns, as a group commit writes the WAL once for many commands. A txn
+// whose steps come in rounds (MSETNX reads, then writes) is a group of its
+// own: another txn's steps must not run between its rounds.
+type txnGroup struct {
+	coord  *worker
+	shards []int // ascending
+	next   int   // shards[:next] are held
+	txns   []*txn
+	// left[s] is how many of the group's txns still need shard s; it is
+	// set before the group asks for s and then touched on s only.
+	left []int
+}
+
+// beginTxn starts a txn coordinated by w over shards (any order,
+// duplicates allowed). It joins the group of this iteration's txns, which
+// asks for its shards in the next iteration, after every batch of this one
+// went out (a connection's earlier commands reach each shard first).
+// onHeld runs on w once the group holds every shard; the txn's steps with
+// release set, or its release calls, free its shards.
 func (w *worker) beginTxn(shards []int, onHeld func(t *txn)) *txn {
 	s := slices.Clone(shards)
 	slices.Sort(s)
-	t := &txn{coord: w, shards: slices.Compact(s)}
-	t.onHeld = func() { onHeld(t) }
-	// What this iteration batched for other shards (the connection's
-	// earlier commands) goes first: each target runs it before the txn
-	// holds it, as the mailboxes keep the order of what one shard sends.
-	w.postBatches()
+	t := &txn{shards: slices.Compact(s), onHeld: onHeld}
 	w.stats.txns++
 	if len(t.shards) > 1 {
 		w.stats.txnsAcross++
 	}
-	t.acquire()
+	if len(w.pendingTxns) == 0 {
+		w.loop.AfterFunc(0, w.startTxns)
+	}
+	w.pendingTxns = append(w.pendingTxns, t)
 	return t
 }
 
-// acquire asks for the next shard, or runs the txn once it holds all.
+// beginTxnAlone is beginTxn for a txn whose steps come in rounds.
+func (w *worker) beginTxnAlone(shards []int, onHeld func(t *txn)) *txn {
+	t := w.beginTxn(shards, onHeld)
+	t.alone = true
+	return t
+}
+
+// startTxns makes groups of the txns begun since it last ran and has them
+// ask for their shards.
+func (w *worker) startTxns() {
+	pending := w.pendingTxns
+	w.pendingTxns = nil
+	w.postBatches()
+	var group []*txn
+	for _, t := range pending {
+		if t.alone {
+			w.startGroup([]*txn{t})
+		} else {
+			group = append(group, t)
+		}
+	}
+	if len(group) > 0 {
+		w.startGroup(group)
+	}
+}
+
+// startGroup makes a group of txns and has it ask for the first shard.
+func (w *worker) startGroup(txns []*txn) {
+	g := &txnGroup{coord: w, txns: txns, left: make([]int, w.srv.nshards)}
+	for _, t := range txns {
+		t.g = g
+		g.shards = append(g.shards, t.shards...)
+		for _, s := range t.shards {
+			g.left[s]++
+		}
+	}
+	slices.Sort(g.shards)
+	g.shards = slices.Compact(g.shards)
+	g.acquire()
+}
+
+// acquire asks for the next shard, or runs the txns once it holds all.
 // It runs on the coordinator.
-func (t *txn) acquire() {
-	if t.next == len(t.shards) {
-		t.onHeld()
+func (g *txnGroup) acquire() {
+	if g.next == len(g.shards) {
+		for _, t := range g.txns {
+			t.onHeld(t)
+		}
 		return
 	}
-	target := t.coord.srv.workers[t.shards[t.next]]
-	if target == t.coord {
-		target.hold(t)
+	target := g.coord.srv.workers[g.shards[g.next]]
+	if target == g.coord {
+		target.hold(g)
 		return
 	}
-	t.coord.send(target, func() { target.hold(t) })
+	g.coord.send(target, func() { target.hold(g) })
 }
 
-// hold gives w to t, or queues t behind the txns that asked first.
-func (w *worker) hold(t *txn) {
+// hold gives w to g, or queues g behind the groups that asked first.
+func (w *worker) hold(g *txnGroup) {
 	if w.holder != nil || len(w.holdQ) > 0 {
-		w.holdQ = append(w.holdQ, t)
+		w.holdQ = append(w.holdQ, g)
 		return
 	}
-	w.grantHold(t)
+	w.grantHold(g)
 }
 
-// grantHold makes t w's holder and tells t's coordinator.
-func (w *worker) grantHold(t *txn) {
-	w.holder = t
-	if t.coord == w {
-		t.next++
-		t.acquire()
+// grantHold makes g w's holder and tells g's coordinator.
+func (w *worker) grantHold(g *txnGroup) {
+	w.holder = g
+	if g.coord == w {
+		g.next++
+		g.acquire()
 		return
 	}
-	w.send(t.coord, func() {
-		t.next++
-		t.acquire()
+	w.send(g.coord, func() {
+		g.next++
+		g.acquire()
 	})
 }
 
-// unhold releases w from t: the work that waited runs in the order it
+// unhold releases w from g: the work that waited runs in the order it
 // came, unless it holds w again (a connection's own txn), then the next
-// txn that asked gets w.
-func (w *worker) unhold(t *txn) {
-	if w.holder != t {
+// group that asked gets w.
+func (w *worker) unhold(g *txnGroup) {
+	if w.holder != g {
 		panic("server: a txn releases a shard it does not hold")
 	}
 	w.holder = nil
@@ -128,6 +190,15 @@ func (w *worker) unhold(t *txn) {
 	}
 }
 
+// done records, on shard w, that t needs it no more: the last of the
+// group's txns to say so releases it.
+func (t *txn) done(w *worker) {
+	g := t.g
+	if g.left[w.id]--; g.left[w.id] == 0 {
+		w.unhold(g)
+	}
+}
+
 // whenFree runs f now when no txn holds w, else once one releases it.
 func (w *worker) whenFree(f func()) bool {
 	if w.holder == nil {
@@ -141,24 +212,24 @@ func (w *worker) whenFree(f func()) bool {
 // out and returns the LSN of its last WAL record (0 for none).
 type stepFunc func(w *worker, out *resp.Writer) uint64
 
-// step runs fn on shard s, which t holds, then, once the WAL holds what
-// fn wrote, calls done on the coordinator with fn's reply (a MISCONF error
-// when it never will). With release set, s is released right after fn:
-// the txn has nothing more to do there.
+// step runs fn on shard s, which t's group holds, then, once the WAL holds
+// what fn wrote, calls done on the coordinator with fn's reply (a MISCONF
+// error when it never will). With release set, t needs s no more after fn.
 func (t *txn) step(s int, proto int, fn stepFunc, release bool, done func(reply []byte)) {
-	target := t.coord.srv.workers[s]
+	coord := t.g.coord
+	target := coord.srv.workers[s]
 	run := func() {
 		out := resp.Writer{Proto: proto}
 		lsn := fn(target, &out)
 		if release {
-			target.unhold(t)
+			t.done(target)
 		}
 		back := func(reply []byte) {
-			if target == t.coord {
+			if target == coord {
 				done(reply)
 				return
 			}
-			target.send(t.coord, func() { done(reply) })
+			target.send(coord, func() { done(reply) })
 		}
 		if lsn == 0 {
 			back(out.Buf)
@@ -170,21 +241,22 @@ func (t *txn) step(s int, proto int, fn stepFunc, release bool, done func(reply 
 			back(e.Buf)
 		})
 	}
-	if target == t.coord {
+	if target == coord {
 		run()
 		return
 	}
-	t.coord.send(target, run)
+	coord.send(target, run)
 }
 
-// release lets shard s go without a step.
+// release tells shard s that t needs it no more, without a step.
 func (t *txn) release(s int) {
-	target := t.coord.srv.workers[s]
-	if target == t.coord {
-		target.unhold(t)
+	coord := t.g.coord
+	target := coord.srv.workers[s]
+	if target == coord {
+		t.done(target)
 		return
 	}
-	t.coord.send(target, func() { target.unhold(t) })
+	coord.send(target, func() { t.done(target) })
 }
 
 // parkWhileHeld stops the connection's input while a txn holds its shard:

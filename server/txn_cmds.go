@@ -74,7 +74,7 @@ func (c *conn) msetnxAcross(args [][]byte, pos []int) {
 		reply.fill(0, out.Buf)
 		c.txnReplied(reply)
 	}
-	c.w.beginTxn(order, func(t *txn) {
+	c.w.beginTxnAlone(order, func(t *txn) {
 		left, found := len(order), int64(0)
 		var failed []byte
 		for i, s := range order {

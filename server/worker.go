@@ -48,9 +48,10 @@ type worker struct {
 	// Transactions across shards (txn.go): the txn that holds this shard,
 	// the txns waiting to hold it in the order they asked, and the work
 	// that came while it was held, to run at the release in that order.
-	holder   *txn
-	holdQ    []*txn
-	heldWork []func()
+	holder      *txnGroup
+	holdQ       []*txnGroup
+	heldWork    []func()
+	pendingTxns []*txn // begun in this iteration (startTxns)
 
 	scratch resp.Writer
 	stats   workerStats
