@@ -38,30 +38,66 @@ func (ks *Keyspace) ExportKeys(now int64, fn func(MovedKey) error) error {
 			if err != nil {
 				return
 			}
-			k := MovedKey{DB: dbi, Key: sl.keyBytes(), Kind: sl.v.kind(), Expiry: 0}
-			if when := ks.expiryOf(d, d.keys.hashString(sl.key()), sl); when >= 0 {
-				if now > when {
-					return // expired (Redis's keyIsExpired): dropped
-				}
-				k.Expiry = when
+			var k MovedKey
+			var ok bool
+			if k, buf, ok = ks.exportSlot(dbi, sl, now, buf); ok {
+				err = fn(k)
 			}
-			switch v := sl.v.value; {
-			case v.isInt():
-				buf = strconv.AppendInt(buf[:0], v.intVal(), 10)
-				k.Value = buf
-			case v.kind() == KindString:
-				k.Value = v.bytes()
-			default:
-				buf = v.appendEncoded(buf[:0])
-				k.Value = buf
-			}
-			err = fn(k)
 		})
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ExportKey returns key of the database at logical index db as
+// ExportKeys hands keys over, its slices copies, and false when the key
+// does not exist or expired at now. Cross-shard commands read the keys
+// they need on other shards with it.
+func (ks *Keyspace) ExportKey(db int, key []byte, now int64) (MovedKey, bool) {
+	if db < 0 || db >= len(ks.dbs) {
+		return MovedKey{}, false
+	}
+	d := ks.dbs[db]
+	sl := d.keys.find(d.keys.hash(key), key)
+	if sl == nil {
+		return MovedKey{}, false
+	}
+	k, _, ok := ks.exportSlot(db, sl, now, nil)
+	if !ok {
+		return MovedKey{}, false
+	}
+	k.Key = append([]byte(nil), k.Key...)
+	if k.Kind == KindString && !sl.v.isInt() {
+		k.Value = append([]byte(nil), k.Value...)
+	}
+	return k, true
+}
+
+// exportSlot is the key in sl, of the database at logical index dbi, as a
+// MovedKey whose value is encoded into buf (returned, for reuse) or is
+// the string's own bytes; false when it expired at now.
+func (ks *Keyspace) exportSlot(dbi int, sl *slot[entry], now int64, buf []byte) (MovedKey, []byte, bool) {
+	d := ks.dbs[dbi]
+	k := MovedKey{DB: dbi, Key: sl.keyBytes(), Kind: sl.v.kind()}
+	if when := ks.expiryOf(d, d.keys.hashString(sl.key()), sl); when >= 0 {
+		if now > when {
+			return MovedKey{}, buf, false // expired (Redis's keyIsExpired): dropped
+		}
+		k.Expiry = when
+	}
+	switch v := sl.v.value; {
+	case v.isInt():
+		buf = strconv.AppendInt(buf[:0], v.intVal(), 10)
+		k.Value = buf
+	case v.kind() == KindString:
+		k.Value = v.bytes()
+	default:
+		buf = v.appendEncoded(buf[:0])
+		k.Value = buf
+	}
+	return k, buf, true
 }
 
 // ImportKey stores a moved key, replacing the key if it exists, and

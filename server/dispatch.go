@@ -161,7 +161,7 @@ func (c *conn) routeData(spec *keyspace.CommandSpec, args [][]byte) {
 			c.split(sp, args, pos)
 			return
 		}
-		c.errorReply("CROSSSLOT Keys in request don't hash to the same slot")
+		c.runGathered(spec, args, pos)
 	}
 }
 

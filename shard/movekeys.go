@@ -48,3 +48,21 @@ func (s *Shard) ImportKey(k keyspace.MovedKey) error {
 	}
 	return s.ks.ImportKey(k)
 }
+
+// PutKey stores k as a command's effect (a cross-shard command's result
+// for a key of this shard) and logs it (MOOND.APPLY PUT) when the shard
+// logs. It returns the LSN of its record (0 when the WAL is off), and
+// refuses, changing nothing, while the shard cannot log. Loop thread only.
+func (s *Shard) PutKey(k keyspace.MovedKey) (uint64, error) {
+	if s.refusing || s.canLog() != nil {
+		return 0, errors.New(s.Misconf())
+	}
+	before := s.LastLSN()
+	if err := s.ks.ImportKey(k); err != nil {
+		return 0, err
+	}
+	if after := s.LastLSN(); after != before {
+		return after, nil
+	}
+	return 0, nil
+}

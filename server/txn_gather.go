@@ -1,0 +1,201 @@
+package server
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/moond-db/moond/keyspace"
+	"github.com/moond-db/moond/resp"
+)
+
+// Commands that read keys of one shard to write keys of another (RENAME,
+// COPY, SMOVE, LMOVE, SINTERSTORE, ZUNIONSTORE, BITOP, PFMERGE, ...) or
+// that compute over keys of several shards (SINTER, ZUNION, SINTERCARD,
+// LCS, ...) run as a txn in two rounds (gathered): with every shard held,
+// each shard hands over the command's keys it holds (value, kind,
+// expiry: keyspace.MovedKey); the coordinator runs the command on a
+// scratch keyspace holding those keys only, which gives the reply; then
+// each key whose state the command changed is stored back on its shard
+// (logged as MOOND.APPLY PUT) or deleted (DEL), and the shards are
+// released. The command thus runs on copies of its keys: correct for any
+// command, at the cost of copying the values it touches.
+
+// gatherKey is one key a gathered command touches, and where it lives.
+type gatherKey struct {
+	db    int
+	key   []byte
+	shard int
+	// before is the key as its shard handed it over (found false: no
+	// such key), written on that shard, read on the coordinator once
+	// the shard answered (the mailboxes order the two).
+	before keyspace.MovedKey
+	found  bool
+}
+
+// runGathered runs spec, whose keys (at pos in args) live on several
+// shards, on copies of its keys (see above).
+func (c *conn) runGathered(spec *keyspace.CommandSpec, args [][]byte, pos []int) {
+	args = copyArgs(args)
+	keys := c.gatherKeys(spec, args, pos)
+	var shards []int
+	for _, k := range keys {
+		shards = append(shards, k.shard)
+	}
+	reply := c.newPending(1, nil)
+	c.blockWait = reply
+	proto := c.out.Proto
+	finish := func(b []byte) {
+		reply.fill(0, b)
+		c.txnReplied(reply)
+	}
+	c.w.beginTxnAlone(shards, func(t *txn) {
+		left := len(t.shards)
+		for _, s := range t.shards {
+			t.step(s, proto, func(w *worker, _ *resp.Writer) uint64 {
+				now := w.ks.Now()
+				for _, k := range keys {
+					if k.shard == w.id {
+						k.before, k.found = w.ks.ExportKey(k.db, k.key, now)
+					}
+				}
+				return 0
+			}, false, func([]byte) {
+				if left--; left == 0 {
+					c.gatheredRun(t, spec, args, keys, proto, finish)
+				}
+			})
+		}
+	})
+}
+
+// gatherKeys lists the keys a command touches: those at pos in the
+// connection's database, and COPY's destination in the database its DB
+// option names.
+func (c *conn) gatherKeys(spec *keyspace.CommandSpec, args [][]byte, pos []int) []*gatherKey {
+	var keys []*gatherKey
+	add := func(db int, key []byte) {
+		for _, k := range keys {
+			if k.db == db && bytes.Equal(k.key, key) {
+				return
+			}
+		}
+		keys = append(keys, &gatherKey{db: db, key: key, shard: c.w.srv.shardOf(key)})
+	}
+	for _, p := range pos {
+		add(c.client.DB, args[p])
+	}
+	if spec.Name == "copy" {
+		for i := 3; i+1 < len(args); i++ {
+			if n, err := strconv.Atoi(string(args[i+1])); err == nil && bytes.EqualFold(args[i], []byte("db")) && n >= 0 && n < c.w.srv.databases() {
+				add(n, args[2])
+			}
+		}
+	}
+	return keys
+}
+
+// gatheredRun runs the command on a scratch keyspace of the gathered keys
+// and stores back what it changed (see above); finish gets the reply.
+func (c *conn) gatheredRun(t *txn, spec *keyspace.CommandSpec, args [][]byte, keys []*gatherKey, proto int, finish func([]byte)) {
+	scratch := keyspace.NewKeyspace(c.w.srv.databases(), c.w.ks.Now)
+	scratch.Limits = c.w.ks.Limits
+	for _, k := range keys {
+		if k.found {
+			if err := scratch.ImportKey(k.before); err != nil {
+				for _, s := range t.shards {
+					t.release(s)
+				}
+				w := resp.Writer{Proto: proto}
+				w.Error("ERR internal error: " + err.Error())
+				finish(w.Buf)
+				return
+			}
+		}
+	}
+	out := resp.Writer{Proto: proto}
+	cl := keyspace.Client{DB: c.client.DB, NoBlock: true}
+	scratch.ExecSpec(&cl, spec, args, &out)
+	result := out.Buf
+	changes := map[int][]gatherChange{}
+	now := scratch.Now()
+	for _, k := range keys {
+		after, ok := scratch.ExportKey(k.db, k.key, now)
+		switch {
+		case !ok && k.found:
+			changes[k.shard] = append(changes[k.shard], gatherChange{db: k.db, key: k.key})
+		case ok && (!k.found || !sameMoved(after, k.before)):
+			changes[k.shard] = append(changes[k.shard], gatherChange{db: k.db, key: k.key, put: true, value: after})
+		}
+	}
+	left := len(t.shards)
+	var failed []byte
+	for _, s := range t.shards {
+		list := changes[s]
+		if len(list) == 0 {
+			t.release(s)
+			if left--; left == 0 {
+				finish(result)
+			}
+			continue
+		}
+		t.step(s, proto, func(w *worker, out *resp.Writer) uint64 { return w.storeBack(list, out) }, true, func(r []byte) {
+			if len(r) > 0 && r[0] == '-' && failed == nil {
+				failed = r
+			}
+			if left--; left > 0 {
+				return
+			}
+			if failed != nil {
+				finish(failed)
+				return
+			}
+			finish(result)
+		})
+	}
+}
+
+// gatherChange is what a gathered command did to one key of a shard:
+// stored value (put) or deleted it.
+type gatherChange struct {
+	db    int
+	key   []byte
+	put   bool
+	value keyspace.MovedKey
+}
+
+// sameMoved reports whether two exports of a key hold the same state.
+func sameMoved(a, b keyspace.MovedKey) bool {
+	return a.Kind == b.Kind && a.Expiry == b.Expiry && bytes.Equal(a.Value, b.Value)
+}
+
+// storeBack applies a gathered command's changes to this shard's keys,
+// logged as any write, and wakes the clients blocked on them (served when
+// the txn releases the shard). It writes an error to out when the shard
+// refuses writes, and returns the LSN of the last record.
+func (w *worker) storeBack(list []gatherChange, out *resp.Writer) uint64 {
+	var lsn uint64
+	for _, ch := range list {
+		if ch.put {
+			l, err := w.sh.PutKey(ch.value)
+			if err != nil {
+				out.Error(err.Error())
+				return lsn
+			}
+			lsn = max(lsn, l)
+		} else {
+			var scratch resp.Writer
+			cl := keyspace.Client{DB: ch.db}
+			lsn = max(lsn, w.exec(&cl, keyspace.Lookup([]byte("del")), [][]byte{[]byte("DEL"), ch.key}, &scratch))
+			if len(scratch.Buf) > 0 && scratch.Buf[0] == '-' {
+				out.Raw(scratch.Buf)
+				return lsn
+			}
+		}
+		if len(w.waits) > 0 {
+			if k := (waitKey{ch.db, string(ch.key)}); w.waits[k] != nil {
+				w.markReady(k)
+			}
+		}
+	}
+	return lsn
+}
