@@ -134,10 +134,17 @@ func (c *conn) parked(b *blocked) {
 
 // flags is CLIENT LIST's flags for the connection.
 func (c *conn) flags() string {
+	f := ""
 	if c.blocked != nil {
-		return "b"
+		f += "b"
 	}
-	return "N"
+	if c.multi != nil {
+		f += "x"
+	}
+	if f == "" {
+		return "N"
+	}
+	return f
 }
 
 // clientUnblock is CLIENT UNBLOCK id [TIMEOUT|ERROR]: the client's wait,

@@ -123,11 +123,15 @@ func clientSetInfo(c *conn, args [][]byte) {
 func (c *conn) describe(now time.Time) string {
 	flags := c.flags()
 	qbuf := c.rend - c.rpos
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 "+
+	multi := -1
+	if c.multi != nil {
+		multi = len(c.multi.cmds)
+	}
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d "+
 		"qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=default "+
 		"redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.addr, c.laddr, c.fd, c.name, int64(now.Sub(c.created)/time.Second), int64(now.Sub(c.lastActive)/time.Second),
-		flags, c.client.DB, qbuf, len(c.rbuf)-c.rend, len(c.rbuf), qbuf, len(c.rbuf)+cap(c.out.Buf)+cap(c.sending),
+		flags, c.client.DB, multi, qbuf, len(c.rbuf)-c.rend, len(c.rbuf), qbuf, len(c.rbuf)+cap(c.out.Buf)+cap(c.sending),
 		cmdOrNull(c.lastCommand.name()), c.out.Proto, c.libName, c.libVer)
 }
 

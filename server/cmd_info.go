@@ -114,6 +114,10 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		st := &tot.stats
 		st.connectionsReceived += si.stats.connectionsReceived
 		st.rejectedConnections += si.stats.rejectedConnections
+		st.txns += si.stats.txns
+		st.txnsAcross += si.stats.txnsAcross
+		st.execs += si.stats.execs
+		st.heldNanos += si.stats.heldNanos
 		st.commands += si.stats.commands
 		st.netInputBytes += si.stats.netInputBytes
 		st.netOutputBytes += si.stats.netOutputBytes
@@ -252,6 +256,10 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		kv("total_error_replies", st.errorReplies)
 		kv("total_reads_processed", 0)
 		kv("total_writes_processed", 0)
+		kv("total_exec_commands", st.execs)
+		kv("txns_coordinated", st.txns)
+		kv("txns_across_shards", st.txnsAcross)
+		kv("txn_shard_hold_usec", st.heldNanos/1000)
 	case "replication":
 		b.WriteString("# Replication\r\n")
 		kv("role", "master")

@@ -60,6 +60,7 @@ type execPlan struct {
 // execQueued runs a transaction's queued commands.
 func (c *conn) execQueued(cmds []queuedCmd) {
 	c.unwatchAll()
+	c.w.stats.execs++
 	p := c.planExec(cmds)
 	c.client.DB = p.db
 	shards := make([]int, 0, len(p.lists))

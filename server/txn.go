@@ -151,6 +151,7 @@ func (w *worker) hold(g *txnGroup) {
 // grantHold makes g w's holder and tells g's coordinator.
 func (w *worker) grantHold(g *txnGroup) {
 	w.holder = g
+	w.heldSince = w.loop.Now()
 	if g.coord == w {
 		g.next++
 		g.acquire()
@@ -170,6 +171,7 @@ func (w *worker) unhold(g *txnGroup) {
 		panic("server: a txn releases a shard it does not hold")
 	}
 	w.holder = nil
+	w.stats.heldNanos += int64(w.loop.Now().Sub(w.heldSince))
 	for len(w.heldWork) > 0 && w.holder == nil {
 		f := w.heldWork[0]
 		w.heldWork[0] = nil

@@ -52,6 +52,7 @@ type worker struct {
 	holdQ       []*txnGroup
 	heldWork    []func()
 	pendingTxns []*txn // begun in this iteration (startTxns)
+	heldSince   time.Time
 
 	scratch resp.Writer
 	stats   workerStats
@@ -72,6 +73,8 @@ type workerStats struct {
 	cmdCalls            []cmdStat // by command id
 	txns                int64     // txns coordinated here (txn.go)
 	txnsAcross          int64     // of which over more than one shard
+	execs               int64     // EXECs that ran their queue
+	heldNanos           int64     // time txns held this shard
 }
 
 type cmdStat struct {
