@@ -31,9 +31,20 @@ var execAllShards = map[string]func(parts [][]byte, w *resp.Writer){
 // local server command, an error), or the parts that shards produce and
 // how they merge.
 type execItem struct {
-	reply []byte
-	parts []execPart
-	merge func(parts [][]byte, w *resp.Writer)
+	reply  []byte
+	parts  []execPart
+	merge  func(parts [][]byte, w *resp.Writer)
+	gather *execGather // a command run gathered (txn_gather.go)
+}
+
+// execGather is a command EXEC runs gathered, between the commands before
+// it (at: each shard's list length when it was queued) and after it.
+type execGather struct {
+	spec *keyspace.CommandSpec
+	args [][]byte
+	pos  []int
+	db   int
+	at   map[int]int
 }
 
 // execPart is a part of an item's reply: the reply of command idx of
@@ -52,9 +63,11 @@ type execShardCmd struct {
 // execPlan is EXEC's plan: an item per queued command and, per shard, the
 // commands it runs in order.
 type execPlan struct {
-	items []execItem
-	lists map[int][]execShardCmd
-	db    int // the connection's database after the transaction
+	items   []execItem
+	lists   map[int][]execShardCmd
+	db      int   // the connection's database after the transaction
+	gathers []int // the items run gathered, in order
+	shards  []int // every shard a command touches
 }
 
 // execQueued runs a transaction's queued commands.
@@ -67,7 +80,13 @@ func (c *conn) execQueued(cmds []queuedCmd) {
 	for s := range p.lists {
 		shards = append(shards, s)
 	}
+	shards = append(shards, p.shards...)
 	slices.Sort(shards)
+	shards = slices.Compact(shards)
+	if len(p.gathers) > 0 {
+		c.execSegmented(p, shards)
+		return
+	}
 	if len(shards) == 0 || len(shards) == 1 && shards[0] == c.w.id {
 		// All on this shard: nothing runs between the commands.
 		replies := map[int][][]byte{}
@@ -146,6 +165,9 @@ func (c *conn) planExec(cmds []queuedCmd) *execPlan {
 			it.reply = c.capture(q.cmd.server, q.args)
 		default:
 			c.planData(p, it, q.cmd.spec, q.args, proto)
+			if it.gather != nil {
+				p.gathers = append(p.gathers, i)
+			}
 		}
 	}
 	return p
@@ -174,9 +196,14 @@ func (c *conn) planData(p *execPlan, it *execItem, spec *keyspace.CommandSpec, a
 	}
 	sp := splitters[spec.Name]
 	if sp == nil {
-		w := resp.Writer{Proto: proto}
-		w.Error("CROSSSLOT Keys in request don't hash to the same slot")
-		it.reply = w.Buf
+		g := &execGather{spec: spec, args: args, pos: slices.Clone(pos), db: p.db, at: map[int]int{}}
+		for s, l := range p.lists {
+			g.at[s] = len(l)
+		}
+		for _, k := range pos {
+			p.shards = append(p.shards, c.w.srv.shardOf(args[k]))
+		}
+		it.gather = g // planExec lists it in p.gathers
 		return
 	}
 	order, subs, partPos := c.splitParts(sp, args, pos)
@@ -225,4 +252,67 @@ func (c *conn) capture(sc *serverCmd, args [][]byte) []byte {
 	reply := c.out.Buf
 	c.out, c.queue = out, queue
 	return reply
+}
+
+// execSegmented runs a transaction that holds gathered commands: one txn
+// over every shard, in which the commands before a gathered one run (one
+// step per shard), then the gathered one (its two rounds), and so on; the
+// shards are released after the last.
+func (c *conn) execSegmented(p *execPlan, shards []int) {
+	reply := c.newPending(1, nil)
+	c.blockWait = reply
+	proto := c.out.Proto
+	replies := make(map[int][][]byte, len(p.lists))
+	for s, l := range p.lists {
+		replies[s] = make([][]byte, len(l))
+	}
+	c.w.beginTxnAlone(shards, func(t *txn) {
+		from := map[int]int{}
+		var next func(gi int)
+		next = func(gi int) {
+			if gi == len(p.gathers) {
+				c.execRange(t, p, from, nil, replies, proto, func() {
+					reply.fill(0, p.assemble(replies, proto))
+					c.txnReplied(reply)
+				})
+				return
+			}
+			it := &p.items[p.gathers[gi]]
+			g := it.gather
+			c.execRange(t, p, from, g.at, replies, proto, func() {
+				from = g.at
+				keys := c.gatherKeys(g.spec, g.args, g.pos, g.db)
+				gatherExport(t, keys, proto, func() {
+					c.gatheredRun(t, g.spec, g.args, g.db, keys, proto, false, func(b []byte) {
+						it.reply = b
+						next(gi + 1)
+					})
+				})
+			})
+		}
+		next(0)
+	})
+}
+
+// execRange runs on each shard of t its commands from from[s] up to to[s]
+// (to the end, and releasing the shard, when to is nil), storing their
+// replies in replies, then calls then on the coordinator.
+func (c *conn) execRange(t *txn, p *execPlan, from, to map[int]int, replies map[int][][]byte, proto int, then func()) {
+	left := len(t.shards)
+	for _, s := range t.shards {
+		lo, hi := from[s], len(p.lists[s])
+		if to != nil {
+			hi = to[s]
+		}
+		list, dst := p.lists[s][lo:hi], replies[s]
+		t.step(s, proto, func(w *worker, _ *resp.Writer) uint64 {
+			got, lsn := runExecList(w, list, proto)
+			copy(dst[lo:], got)
+			return lsn
+		}, to == nil, func([]byte) {
+			if left--; left == 0 {
+				then()
+			}
+		})
+	}
 }

@@ -36,42 +36,49 @@ type gatherKey struct {
 // shards, on copies of its keys (see above).
 func (c *conn) runGathered(spec *keyspace.CommandSpec, args [][]byte, pos []int) {
 	args = copyArgs(args)
-	keys := c.gatherKeys(spec, args, pos)
+	keys := c.gatherKeys(spec, args, pos, c.client.DB)
 	var shards []int
 	for _, k := range keys {
 		shards = append(shards, k.shard)
 	}
 	reply := c.newPending(1, nil)
 	c.blockWait = reply
-	proto := c.out.Proto
-	finish := func(b []byte) {
-		reply.fill(0, b)
-		c.txnReplied(reply)
-	}
+	proto, db := c.out.Proto, c.client.DB
 	c.w.beginTxnAlone(shards, func(t *txn) {
-		left := len(t.shards)
-		for _, s := range t.shards {
-			t.step(s, proto, func(w *worker, _ *resp.Writer) uint64 {
-				now := w.ks.Now()
-				for _, k := range keys {
-					if k.shard == w.id {
-						k.before, k.found = w.ks.ExportKey(k.db, k.key, now)
-					}
-				}
-				return 0
-			}, false, func([]byte) {
-				if left--; left == 0 {
-					c.gatheredRun(t, spec, args, keys, proto, finish)
-				}
+		gatherExport(t, keys, proto, func() {
+			c.gatheredRun(t, spec, args, db, keys, proto, true, func(b []byte) {
+				reply.fill(0, b)
+				c.txnReplied(reply)
 			})
-		}
+		})
 	})
+}
+
+// gatherExport has every shard of t hand over its keys of keys (their
+// before and found), then calls then on the coordinator.
+func gatherExport(t *txn, keys []*gatherKey, proto int, then func()) {
+	left := len(t.shards)
+	for _, s := range t.shards {
+		t.step(s, proto, func(w *worker, _ *resp.Writer) uint64 {
+			now := w.ks.Now()
+			for _, k := range keys {
+				if k.shard == w.id {
+					k.before, k.found = w.ks.ExportKey(k.db, k.key, now)
+				}
+			}
+			return 0
+		}, false, func([]byte) {
+			if left--; left == 0 {
+				then()
+			}
+		})
+	}
 }
 
 // gatherKeys lists the keys a command touches: those at pos in the
 // connection's database, and COPY's destination in the database its DB
 // option names.
-func (c *conn) gatherKeys(spec *keyspace.CommandSpec, args [][]byte, pos []int) []*gatherKey {
+func (c *conn) gatherKeys(spec *keyspace.CommandSpec, args [][]byte, pos []int, db int) []*gatherKey {
 	var keys []*gatherKey
 	add := func(db int, key []byte) {
 		for _, k := range keys {
@@ -82,7 +89,7 @@ func (c *conn) gatherKeys(spec *keyspace.CommandSpec, args [][]byte, pos []int) 
 		keys = append(keys, &gatherKey{db: db, key: key, shard: c.w.srv.shardOf(key)})
 	}
 	for _, p := range pos {
-		add(c.client.DB, args[p])
+		add(db, args[p])
 	}
 	if spec.Name == "copy" {
 		for i := 3; i+1 < len(args); i++ {
@@ -94,16 +101,19 @@ func (c *conn) gatherKeys(spec *keyspace.CommandSpec, args [][]byte, pos []int) 
 	return keys
 }
 
-// gatheredRun runs the command on a scratch keyspace of the gathered keys
-// and stores back what it changed (see above); finish gets the reply.
-func (c *conn) gatheredRun(t *txn, spec *keyspace.CommandSpec, args [][]byte, keys []*gatherKey, proto int, finish func([]byte)) {
+// gatheredRun runs the command (in database db) on a scratch keyspace of
+// the gathered keys and stores back what it changed (see above); finish
+// gets the reply. With release set, t needs its shards no more after.
+func (c *conn) gatheredRun(t *txn, spec *keyspace.CommandSpec, args [][]byte, db int, keys []*gatherKey, proto int, release bool, finish func([]byte)) {
 	scratch := keyspace.NewKeyspace(c.w.srv.databases(), c.w.ks.Now)
 	scratch.Limits = c.w.ks.Limits
 	for _, k := range keys {
 		if k.found {
 			if err := scratch.ImportKey(k.before); err != nil {
 				for _, s := range t.shards {
-					t.release(s)
+					if release {
+						t.release(s)
+					}
 				}
 				w := resp.Writer{Proto: proto}
 				w.Error("ERR internal error: " + err.Error())
@@ -113,7 +123,7 @@ func (c *conn) gatheredRun(t *txn, spec *keyspace.CommandSpec, args [][]byte, ke
 		}
 	}
 	out := resp.Writer{Proto: proto}
-	cl := keyspace.Client{DB: c.client.DB, NoBlock: true}
+	cl := keyspace.Client{DB: db, NoBlock: true}
 	scratch.ExecSpec(&cl, spec, args, &out)
 	result := out.Buf
 	changes := map[int][]gatherChange{}
@@ -132,13 +142,15 @@ func (c *conn) gatheredRun(t *txn, spec *keyspace.CommandSpec, args [][]byte, ke
 	for _, s := range t.shards {
 		list := changes[s]
 		if len(list) == 0 {
-			t.release(s)
+			if release {
+				t.release(s)
+			}
 			if left--; left == 0 {
 				finish(result)
 			}
 			continue
 		}
-		t.step(s, proto, func(w *worker, out *resp.Writer) uint64 { return w.storeBack(list, out) }, true, func(r []byte) {
+		t.step(s, proto, func(w *worker, out *resp.Writer) uint64 { return w.storeBack(list, out) }, release, func(r []byte) {
 			if len(r) > 0 && r[0] == '-' && failed == nil {
 				failed = r
 			}

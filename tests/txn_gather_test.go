@@ -26,9 +26,15 @@ func TestCrossShardCommandsMatchRedis(t *testing.T) {
 		{{"PFADD", a, "a", "b", "c"}, {"PFADD", b, "c", "d"}, {"PFCOUNT", a, b}, {"PFMERGE", c, a, b}, {"PFCOUNT", c}, {"SET", d, "notahll"}, {"PFMERGE", c, d}},
 		{{"SET", a, "ohmytext"}, {"SET", b, "mynewtext"}, {"LCS", a, b}, {"LCS", a, b, "LEN"}},
 		{{"MSETNX", a, "1", b, "2"}, {"MSETNX", b, "3", c, "4"}, {"MGET", a, b, c}, {"SADD", c, "x"}, {"SINTERSTORE", a, c, b}},
+		// In a transaction: gathered commands between the others, in order.
+		{{"SADD", a, "1", "2"}, {"SADD", b, "2", "3"}, {"MULTI"}, {"SET", c, "v"}, {"SINTERSTORE", d, a, b}, {"SMEMBERS", d},
+			{"RENAME", c, a}, {"GET", a}, {"SUNION", b, d}, {"INCR", c}, {"SELECT", "2"}, {"SET", c, "in2"}, {"COPY", c, d}, {"EXEC"},
+			{"GET", d}, {"SELECT", "0"}},
 	}
-	check := func(t *testing.T, cl *redis.Client) [][]string {
+	check := func(t *testing.T, pool *redis.Client) [][]string {
 		var out [][]string
+		cl := pool.Conn() // one connection: MULTI and SELECT hold on it
+		defer cl.Close()
 		for _, script := range scripts {
 			cl.Do(ctx(t), "FLUSHALL")
 			var got []string
@@ -77,7 +83,7 @@ func stepAt(s []string, i int) string {
 
 // dumpValue shows a key's value whatever its type, members sorted where
 // the type has no order.
-func dumpValue(t *testing.T, cl *redis.Client, key, typ string) string {
+func dumpValue(t *testing.T, cl *redis.Conn, key, typ string) string {
 	cx := ctx(t)
 	var v any
 	switch typ {
