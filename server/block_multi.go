@@ -131,6 +131,9 @@ func (w *worker) grant(wt *waiter) {
 // onGrant, on wt's shard, serves b from the first of wt's keys with data,
 // or releases the grant when none has any now.
 func (w *worker) onGrant(wt *waiter) {
+	if !w.whenFree(func() { w.onGrant(wt) }) {
+		return // a txn holds this shard: the pop waits for its release
+	}
 	b := wt.b
 	wt.asking = false
 	served := false
