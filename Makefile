@@ -9,7 +9,7 @@ BIN := bin/moond
 RACE_PKGS := $(foreach d,uring runtime server shard persistence tests,$(if $(wildcard $(d)/*),./$(d)/...))
 FUZZTIME ?= 10s
 
-.PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench bench-redis bench-types bench-checkpoint test-long deps apt-deps
+.PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench bench-redis bench-types bench-txn bench-checkpoint test-long deps apt-deps
 
 all: build
 
@@ -93,11 +93,17 @@ bench:
 bench-redis: build
 	bash bench/redis_compare.sh
 	SKIP_BUILD=1 bash bench/types_compare.sh
+	bash bench/txn_compare.sh
 
 # The data-type rows alone (hashes, sets): throughput in paired rounds,
 # memory and reply times against redis-server.
 bench-types: build
 	SKIP_BUILD=1 bash bench/types_compare.sh
+
+# Transactions and multi-key commands over two shards against
+# redis-server, paired rounds on one CPU (bench/txn_compare.sh).
+bench-txn: build
+	bash bench/txn_compare.sh
 
 # Restart time (whole WAL vs heap + tail) and GET/SET latency with and
 # without checkpoints running; rewrites its section of BENCHMARKS.md.

@@ -17,3 +17,29 @@ write_section() {
 		{ echo; echo "## $heading"; echo; echo "$start"; cat "$section"; echo "$end"; } >>"$file"
 	fi
 }
+
+# The paired-round figures: median, lowest and highest of a list of numbers
+# on standard input (space or line separated).
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+lo() { tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }
+hi() { tr ' ' '\n' | grep -v '^$' | sort -g | tail -1; }
+
+# ratios A B: the per-round ratios of two lists of figures, a / b.
+ratios() {
+	local -a a b
+	read -ra a <<<"$1"
+	read -ra b <<<"$2"
+	for i in "${!a[@]}"; do
+		awk -v x="${a[$i]}" -v y="${b[$i]:-0}" 'BEGIN {if (y > 0) printf "%.4f ", x / y}'
+	done
+}
+
+# per_request RATE CPU0 CPU1 N: prints "RATE user_us sys_us", the CPU ticks
+# between CPU0 and CPU1 per one of N requests.
+per_request() {
+	local hz=${TICK:-$(getconf CLK_TCK)}
+	awk -v r="$1" -v a="$2" -v b="$3" -v hz="$hz" -v n="$4" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		printf "%s %.3f %.3f\n", r, (y[1] - x[1]) / hz * 1e6 / n, (y[2] - x[2]) / hz * 1e6 / n }'
+}
+

@@ -158,14 +158,6 @@ run() {
 	per_request "$rps" "$c0" "$c1" "$n"
 }
 
-# per_request RATE CPU0 CPU1 N: prints "RATE user_us sys_us", the CPU ticks
-# between CPU0 and CPU1 per one of N requests.
-per_request() {
-	awk -v r="$1" -v a="$2" -v b="$3" -v hz="$TICK" -v n="$4" 'BEGIN {
-		split(a, x, " "); split(b, y, " ")
-		printf "%s %.3f %.3f\n", r, (y[1] - x[1]) / hz * 1e6 / n, (y[2] - x[2]) / hz * 1e6 / n }'
-}
-
 # topup SERVER N: pushes to mylist, untimed, until it holds at least N
 # elements, so that an RPOP run never pops an empty list.
 topup() {
@@ -218,9 +210,6 @@ run_brpop() {
 	per_request "$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", n / (b - a)}')" "$c0" "$c1" "$n"
 }
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-lo() { tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }
-hi() { tr ' ' '\n' | grep -v '^$' | sort -g | tail -1; }
 
 # fill SERVER: the keys the HGET, SISMEMBER and ZADD rows read or
 # update, every field and member of 0..KEYSPACE-1, as the hset and sadd
@@ -373,16 +362,6 @@ reply_times() {
 	done
 	stop moond
 	stop redis
-}
-
-# ratios A B: the per-round ratios of two lists of figures, a / b.
-ratios() {
-	local -a a b
-	read -ra a <<<"$1"
-	read -ra b <<<"$2"
-	for i in "${!a[@]}"; do
-		awk -v x="${a[$i]}" -v y="${b[$i]:-0}" 'BEGIN {if (y > 0) printf "%.4f ", x / y}'
-	done
 }
 
 throughput
