@@ -35,7 +35,7 @@ func main() {
 	flag.Parse()
 	keys := [2][]string{}
 	for i := 0; len(keys[0]) < *keyspace || len(keys[1]) < *keyspace; i++ {
-		k := "txkey:" + strconv.Itoa(i)
+		k := "tx" + *kind + ":" + strconv.Itoa(i) // INCR's keys never hold MSET's values
 		s := server.KeySlot([]byte(k)) * 2 / server.SlotCount
 		if len(keys[s]) < *keyspace {
 			keys[s] = append(keys[s], k)
