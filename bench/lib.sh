@@ -43,3 +43,52 @@ per_request() {
 		printf "%s %.3f %.3f\n", r, (y[1] - x[1]) / hz * 1e6 / n, (y[2] - x[2]) / hz * 1e6 / n }'
 }
 
+
+# pair_setup SHARDS: the moond/redis-server pair of a paired-round script,
+# for the caller's WORK (a fresh directory), MOOND_BIN, SERVER_CPU and die:
+# PID and PORT by server, a trap that stops both and removes WORK, and the
+# functions below. moond runs with --shards SHARDS.
+pair_setup() {
+	PAIR_SHARDS=$1
+	declare -gA PID=() PORT=([moond]=$((21000 + RANDOM % 4000)) [redis]=$((25000 + RANDOM % 4000)))
+	trap pair_cleanup EXIT
+}
+
+pair_cleanup() {
+	for s in moond redis; do
+		[ -n "${PID[$s]:-}" ] && kill -9 "${PID[$s]}" 2>/dev/null
+	done
+	rm -rf "$WORK"
+}
+
+cli() { redis-cli -p "${PORT[$1]}" "${@:2}"; }
+
+# start SERVER: a fresh server with no persistence (the rows measure the
+# commands, not the disk), pinned to SERVER_CPU.
+start() {
+	local s=$1
+	rm -rf "${WORK:?}/$s" && mkdir -p "$WORK/$s"
+	if [ "$s" = moond ]; then
+		taskset -c "$SERVER_CPU" "$MOOND_BIN" --port "${PORT[$s]}" --dir "$WORK/$s" --shards "$PAIR_SHARDS" \
+			--appendonly no >"$WORK/$s.log" 2>&1 &
+	else
+		taskset -c "$SERVER_CPU" redis-server --port "${PORT[$s]}" --dir "$WORK/$s" --save '' --appendonly no \
+			>"$WORK/$s.log" 2>&1 &
+	fi
+	PID[$s]=$!
+	for _ in $(seq 200); do
+		[ "$(cli "$s" ping 2>/dev/null)" = PONG ] && return
+		sleep 0.05
+	done
+	cat "$WORK/$s.log" >&2
+	die "$s did not start"
+}
+
+stop() {
+	kill -9 "${PID[$1]}" 2>/dev/null || true
+	wait "${PID[$1]}" 2>/dev/null || true
+	PID[$1]=""
+}
+
+# cpu SERVER: "user system" CPU ticks of the server so far.
+cpu() { awk '{print $14, $15}' "/proc/${PID[$1]}/stat"; }

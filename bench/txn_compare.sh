@@ -46,45 +46,7 @@ fi
 command -v redis-server >/dev/null || die "redis-server is missing (make apt-deps)"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/moond-txn-bench.XXXXXX")
-declare -A PID=() PORT=([moond]=$((21000 + RANDOM % 4000)) [redis]=$((25000 + RANDOM % 4000)))
-cleanup() {
-	for s in moond redis; do
-		[ -n "${PID[$s]:-}" ] && kill -9 "${PID[$s]}" 2>/dev/null
-	done
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-cli() { redis-cli -p "${PORT[$1]}" "${@:2}"; }
-
-# start SERVER: no persistence (the rows measure the transactions, not the
-# disk), pinned to SERVER_CPU.
-start() {
-	local s=$1
-	rm -rf "${WORK:?}/$s" && mkdir -p "$WORK/$s"
-	if [ "$s" = moond ]; then
-		taskset -c "$SERVER_CPU" "$MOOND_BIN" --port "${PORT[$s]}" --dir "$WORK/$s" --shards 2 --appendonly no \
-			>"$WORK/$s.log" 2>&1 &
-	else
-		taskset -c "$SERVER_CPU" redis-server --port "${PORT[$s]}" --dir "$WORK/$s" --save '' --appendonly no \
-			>"$WORK/$s.log" 2>&1 &
-	fi
-	PID[$s]=$!
-	for _ in $(seq 200); do
-		[ "$(cli "$s" ping 2>/dev/null)" = PONG ] && return
-		sleep 0.05
-	done
-	cat "$WORK/$s.log" >&2
-	die "$s did not start"
-}
-
-stop() {
-	kill -9 "${PID[$1]}" 2>/dev/null || true
-	wait "${PID[$1]}" 2>/dev/null || true
-	PID[$1]=""
-}
-
-cpu() { awk '{print $14, $15}' "/proc/${PID[$1]}/stat"; }
+pair_setup 2
 
 ROWS=(mset multi)
 declare -A LABEL=([mset]="MSET of 10 keys over 2 shards, -P 1" [multi]="MULTI SET INCR EXEC over 2 shards, -P 1")

@@ -73,47 +73,7 @@ die() {
 command -v redis-server >/dev/null || die "redis-server is missing (make apt-deps)"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/moond-types-bench.XXXXXX")
-declare -A PID=() PORT=([moond]=$((21000 + RANDOM % 4000)) [redis]=$((25000 + RANDOM % 4000)))
-cleanup() {
-	for s in moond redis; do
-		[ -n "${PID[$s]:-}" ] && kill -9 "${PID[$s]}" 2>/dev/null
-	done
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-cli() { redis-cli -p "${PORT[$1]}" "${@:2}"; }
-
-# start SERVER: a fresh server with no persistence (the rows measure the
-# data types, not the disk), pinned to SERVER_CPU.
-start() {
-	local s=$1
-	rm -rf "$WORK/$s" && mkdir -p "$WORK/$s"
-	if [ "$s" = moond ]; then
-		taskset -c "$SERVER_CPU" "$MOOND_BIN" --port "${PORT[$s]}" --dir "$WORK/$s" --shards 1 --appendonly no \
-			>"$WORK/$s.log" 2>&1 &
-	else
-		taskset -c "$SERVER_CPU" redis-server --port "${PORT[$s]}" --dir "$WORK/$s" --save '' --appendonly no \
-			>"$WORK/$s.log" 2>&1 &
-	fi
-	PID[$s]=$!
-	for _ in $(seq 200); do
-		[ "$(cli "$s" ping 2>/dev/null)" = PONG ] && return
-		sleep 0.05
-	done
-	cat "$WORK/$s.log" >&2
-	die "$s did not start"
-}
-
-stop() {
-	local s=$1
-	kill -9 "${PID[$s]}" 2>/dev/null || true
-	wait "${PID[$s]}" 2>/dev/null || true
-	PID[$s]=""
-}
-
-# cpu SERVER: "user system" CPU ticks of the server so far.
-cpu() { awk '{print $14, $15}' "/proc/${PID[$1]}/stat"; }
+pair_setup 1
 
 # The throughput rows: a name ending in the pipeline depth, or the
 # delivery row (BRPOP_ROW, run by run_brpop).

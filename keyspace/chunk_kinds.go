@@ -158,14 +158,7 @@ func (s *listSource) id(j int) uint32    { return s.l().node(j).chunkID() }
 func (s *listSource) dirty(j int) bool   { return s.l().node(j).changed() }
 func (s *listSource) clean(j int)        { s.l().node(j).meta &^= nodeDirty }
 func (s *listSource) appendChunk(j int, dst []byte) []byte {
-	n := s.l().node(j)
-	for p := int(n.lo); p < len(n.b); {
-		var e []byte
-		e, p = readFwd(n.b, p)
-		dst = binary.AppendUvarint(dst, uint64(len(e)))
-		dst = append(dst, e...)
-	}
-	return dst
+	return s.l().node(j).appendEncoded(dst)
 }
 
 // adoptList builds a quicklist of one node per chunk, each node keeping

@@ -37,13 +37,19 @@ func init() {
 func (l *list) encode(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(l.len()))
 	for ni := 0; ni < l.numNodes(); ni++ {
-		n := l.node(ni)
-		for p := int(n.lo); p < len(n.b); {
-			var e []byte
-			e, p = readFwd(n.b, p)
-			dst = binary.AppendUvarint(dst, uint64(len(e)))
-			dst = append(dst, e...)
-		}
+		dst = l.node(ni).appendEncoded(dst)
+	}
+	return dst
+}
+
+// appendEncoded appends the node's elements in the heap encoding (each
+// uvarint(length) ‖ bytes) to dst.
+func (n *lnode) appendEncoded(dst []byte) []byte {
+	for p := int(n.lo); p < len(n.b); {
+		var e []byte
+		e, p = readFwd(n.b, p)
+		dst = binary.AppendUvarint(dst, uint64(len(e)))
+		dst = append(dst, e...)
 	}
 	return dst
 }
