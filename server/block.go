@@ -87,6 +87,11 @@ type blocked struct {
 	proto   int
 	waiters []*waiter // one per shard it waits on
 
+	// A cross-shard BLMOVE's wait (block_move.go): data wakes it
+	// (woken) rather than serving it, and its timeout ends at deadline.
+	wake, woken bool
+	deadline    time.Time
+
 	// The owner's.
 	state   blockState
 	timer   *runtime.Timer
@@ -351,6 +356,13 @@ func (w *worker) serveKey(k waitKey) {
 				wt.asking = true
 				w.toOwner(b, func() { b.owner.onAsk(wt) })
 			}
+			return
+		}
+		if b.wake {
+			// A cross-shard move: its connection moves it (block_move.go).
+			// The key's next waiter waits for that move (or its retry).
+			b.woken = true
+			w.finishBlocked(b, nil, 0)
 			return
 		}
 		reply, lsn, ok := w.tryServe(b, k)

@@ -14,8 +14,8 @@ import (
 
 // runBlocking runs a blocking command, whose keys are at pos in args: on
 // their shard when they share one (block.go), across shards when they do
-// not (block_multi.go); BLMOVE between shards needs the cross-shard
-// transactions that are not built yet, and answers CROSSSLOT until then.
+// not (block_multi.go), BLMOVE and BRPOPLPUSH between shards as a move
+// that runs gathered (block_move.go).
 func (c *conn) runBlocking(spec *keyspace.CommandSpec, args [][]byte, pos []int) {
 	if len(pos) == 0 {
 		// No keys (BLMPOP 0 0 ...): its arguments are refused here.
@@ -31,17 +31,16 @@ func (c *conn) runBlocking(spec *keyspace.CommandSpec, args [][]byte, pos []int)
 		if c.w.srv.shardOf(args[p]) == home {
 			continue
 		}
-		var waitBuf [16]int
-		if len(spec.Block.WaitKeys(args, waitBuf[:0])) != len(pos) {
-			// BLMOVE and BRPOPLPUSH write a key they do not wait on:
-			// between shards that needs the cross-shard transactions.
-			c.errorReply("CROSSSLOT Keys in request don't hash to the same slot")
-			return
-		}
 		// The key shards never run it whole: its arguments are checked
 		// here, as Redis checks them before it looks at the keys.
 		if msg := spec.Block.CheckArgs(args); msg != "" {
 			c.errorReply(msg)
+			return
+		}
+		var waitBuf [16]int
+		if len(spec.Block.WaitKeys(args, waitBuf[:0])) != len(pos) {
+			// BLMOVE and BRPOPLPUSH write a key they do not wait on.
+			c.blockMoveAcross(spec, copyArgs(args), c.newPending(1, nil), moveDeadline(spec, args))
 			return
 		}
 		c.blockAcross(spec, args)
@@ -97,6 +96,10 @@ func (w *worker) blockedReply(b *blocked, reply []byte) {
 	c := b.conn
 	if c.state == connClosed {
 		return // the wait was cancelled, or the reply crossed the close
+	}
+	if b.woken {
+		w.wakeMove(b)
+		return
 	}
 	if c.blocked == b {
 		c.clearBlocked()

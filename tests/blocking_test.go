@@ -315,14 +315,7 @@ func TestBlockingMoves(t *testing.T) {
 			t.Fatalf("the source after the refused move: %q", got)
 		}
 
-		// Keys on two shards: refused, as LMOVE is, until cross-shard
-		// transactions exist.
-		if c.Do(ctx(t), "INFO", "server").Val().(string) != "" && strings.Contains(c.Info(ctx(t), "server").Val(), "shards:2") {
-			err := c.BLMove(ctx(t), "a", "b", "LEFT", "LEFT", 0).Err()
-			if err == nil || !strings.HasPrefix(err.Error(), "CROSSSLOT") {
-				t.Fatalf("BLMOVE across shards: %v", err)
-			}
-		}
+		// Keys on two shards: block_move_test.go.
 	})
 }
 
