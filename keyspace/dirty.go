@@ -6,20 +6,31 @@ import "unsafe"
 // removal mark a pair for the next checkpoint, walk mode, and compaction.
 
 // changed marks the key in sl, of database d, dirty: it changed in place.
-// This is the hot path: a key already dirty costs a test. A key that the
-// take in progress has yet to take (its prev bit) is left as it is: the
-// take returns it, and the checkpoint reads its Version, which covers
-// this change, only after that.
+// It touches the key's watches too (watch.go).
+// This is the hot path: a key already dirty, with nothing watched, costs
+// two tests. A key that the take in progress has yet to take (its prev
+// bit) is left as it is: the take returns it, and the checkpoint reads its
+// Version, which covers this change, only after that.
 func (ks *Keyspace) changed(d *db, sl *slot[entry]) {
-	if ks.TrackDirty && sl.v.loc&locDirtyAny == 0 {
-		ks.becameDirty(d, sl)
+	if ks.TrackDirty && sl.v.loc&locDirtyAny == 0 || ks.watch.n != 0 {
+		ks.changedSlow(d, sl)
 	}
 }
 
-// becameDirty is changed's slow path, kept out of line so that changed
+// changedSlow is changed's slow path, kept out of line so that changed
 // inlines.
 //
 //go:noinline
+func (ks *Keyspace) changedSlow(d *db, sl *slot[entry]) {
+	if ks.TrackDirty && sl.v.loc&locDirtyAny == 0 {
+		ks.becameDirty(d, sl)
+	}
+	if ks.watch.n != 0 {
+		ks.touchWatched(d, sl.keyBytes())
+	}
+}
+
+// becameDirty marks the key in sl, clean until now, dirty.
 func (ks *Keyspace) becameDirty(d *db, sl *slot[entry]) {
 	sl.v.loc |= ks.src.cur()
 	if ks.dirtied(d, sl) {
