@@ -30,6 +30,16 @@ func (ks *Keyspace) changedSlow(d *db, sl *slot[entry]) {
 	}
 }
 
+// changedQuietly is changed without the touch of the key's watches, for
+// a command that marks the key before it knows whether it changes it (or
+// that changes only its representation): it signals the watches itself
+// (signalKey) where Redis does.
+func (ks *Keyspace) changedQuietly(d *db, sl *slot[entry]) {
+	if ks.TrackDirty && sl.v.loc&locDirtyAny == 0 {
+		ks.becameDirty(d, sl)
+	}
+}
+
 // becameDirty marks the key in sl, clean until now, dirty.
 func (ks *Keyspace) becameDirty(d *db, sl *slot[entry]) {
 	sl.v.loc |= ks.src.cur()

@@ -1,6 +1,9 @@
 package keyspace
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The WATCH tests of Redis 7.0.15's tests/unit/multi.tcl, at the
 // keyspace's level: a Watch stands for a client's WATCH of one key, and
@@ -406,5 +409,91 @@ func TestWatchManyWatchersOfOneKey(t *testing.T) {
 	h.ks.Unwatch(w)
 	if len(h.ks.watch.byDB[0]) != 0 {
 		t.Errorf("registry keeps %d keys with no watch", len(h.ks.watch.byDB[0]))
+	}
+}
+
+// Redis signals a watched key from each command's own call sites
+// (signalModifiedKey): mostly on an effective change, but a few commands
+// signal without one, and a few changes of representation do not signal.
+func TestWatchCommandCallSites(t *testing.T) {
+	cases := []struct {
+		setup   []string // run before the watch
+		cmd     string
+		touched bool
+	}{
+		{[]string{"SET k v"}, "SET k v", true}, // same value: SET signals
+		{nil, "DEL k", false},
+		{[]string{"SET k v"}, "DEL k", true},
+		{[]string{"SET k v"}, "EXPIRE k 100 NX", true},
+		{[]string{"SET k v EX 100"}, "EXPIRE k 100 NX", false},
+		{[]string{"SET k v EX 100"}, "EXPIRE k 100", true}, // the same TTL
+		{[]string{"SET k v"}, "PERSIST k", false},
+		{[]string{"SET k v EX 100"}, "PERSIST k", true},
+		{[]string{"SET k v"}, "APPEND k x", true},
+		{[]string{"SET k v"}, "INCRBY n 0", false}, // another key
+		{[]string{"SET k 1"}, "INCRBY k 0", true},
+		{[]string{"SET k v"}, "GET k", false},
+		{[]string{"SET k v"}, "SETNX k w", false},
+		{[]string{"SET k v"}, "SET k w XX", true},
+		{nil, "SET k w XX", false},
+		{[]string{"SET k v"}, "GETEX k PERSIST", false},
+		{[]string{"SET k v EX 100"}, "GETEX k PERSIST", true},
+		{[]string{"SET k v"}, "RENAME k k", false},
+		{[]string{"SET k v"}, "RENAME k j", true},
+		{[]string{"SET j v"}, "RENAME j k", true},
+		{[]string{"SET j v"}, "COPY j k", true},
+		{[]string{"SET k v"}, "COPY k j", false},
+		{[]string{"SET k v"}, "MOVE k 1", true},
+		{[]string{"SELECT 1", "SET k v", "SELECT 0"}, "MOVE k 1", false},
+		{[]string{"SET k 1"}, "SETBIT k 2 1", false}, // '1' is 0x31: bit 2 is set
+		{[]string{"SET k 1"}, "SETBIT k 0 1", true},
+		{[]string{"SET k v"}, "SETRANGE k 0 x", true},
+		{[]string{"HSET k f v"}, "HSET k f v", true}, // HSET signals always
+		{[]string{"HSET k f v"}, "HSETNX k f w", false},
+		{[]string{"HSET k f v"}, "HDEL k g", false},
+		{[]string{"HSET k f v g w"}, "HDEL k g", true},
+		{[]string{"HSET k f 1"}, "HINCRBY k f 0", true},
+		{[]string{"RPUSH k a b"}, "LTRIM k 0 -1", true}, // LTRIM signals always
+		{[]string{"RPUSH k a b"}, "LTRIM k 0 0", true},
+		{[]string{"RPUSH k a b"}, "LREM k 0 c", false},
+		{[]string{"RPUSH k a b"}, "LINSERT k BEFORE c x", false},
+		{[]string{"RPUSH k a b"}, "LSET k 0 a", true},
+		{[]string{"RPUSH k a b"}, "LPUSHX j a", false},
+		{[]string{"SADD k a"}, "SADD k a", false},
+		{[]string{"SADD k a"}, "SADD k b", true},
+		{[]string{"SADD k a"}, "SREM k b", false},
+		{[]string{"SADD k a b"}, "SREM k b", true},
+		{[]string{"SADD k a", "SADD j a"}, "SMOVE j k a", true}, // dst signalled anyway
+		{[]string{"SADD k a"}, "SMOVE k k a", false},
+		{[]string{"SADD k a"}, "SMOVE j k a", false},
+		{[]string{"ZADD k 1 a"}, "ZADD k 1 a", false},
+		{[]string{"ZADD k 1 a"}, "ZADD k 2 a", true},
+		{[]string{"ZADD k 1 a"}, "ZADD k NX 2 a", false},
+		{[]string{"ZADD k 1 a"}, "ZINCRBY k 0 a", false},
+		{[]string{"ZADD k 1 a"}, "ZINCRBY k 1 a", true},
+		{[]string{"ZADD k 1 a"}, "ZREM k b", false},
+		{[]string{"ZADD k 1 a 2 b"}, "ZREM k b", true},
+		{[]string{"ZADD k 1 a 2 b"}, "ZREMRANGEBYSCORE k 5 6", false},
+		{[]string{"PFADD k a"}, "PFADD k a", false},
+		{[]string{"PFADD k a"}, "PFADD k b", true},
+		{[]string{"PFADD k a"}, "PFCOUNT k", true}, // the cache is written
+		{[]string{"PFADD k a", "PFCOUNT k"}, "PFCOUNT k", false},
+	}
+	for _, tc := range cases {
+		h := newHarness(t)
+		for _, line := range tc.setup {
+			if strings.HasPrefix(line, "SELECT ") {
+				h.selectDB(int(line[len(line)-1] - '0'))
+				continue
+			}
+			if r := h.run(line); strings.HasPrefix(r, "(error)") {
+				t.Fatalf("%s: %s", line, r)
+			}
+		}
+		w := h.watch("k")
+		if r := h.run(tc.cmd); strings.HasPrefix(r, "(error)") {
+			t.Fatalf("%s: %s", tc.cmd, r)
+		}
+		expectTouched(t, strings.Join(append(tc.setup, tc.cmd), "; "), w, tc.touched)
 	}
 }
