@@ -82,7 +82,7 @@ func (ks *Keyspace) parseSwapDB(args [][]byte) (a, b int, msg string) {
 // ids, and so their keys' heap pairs, stay. Watches stay with the logical
 // indexes; those of keys present on either side are touched first.
 func (ks *Keyspace) swapDB(a, b int) {
-	if ks.watch.n != 0 {
+	if ks.watched != 0 {
 		ks.touchAllWatched(a, b)
 		ks.touchAllWatched(b, a)
 	}

@@ -12,7 +12,7 @@ import "unsafe"
 // bit) is left as it is: the take returns it, and the checkpoint reads its
 // Version, which covers this change, only after that.
 func (ks *Keyspace) changed(d *db, sl *slot[entry]) {
-	if ks.TrackDirty && sl.v.loc&locDirtyAny == 0 || ks.watch.n != 0 {
+	if ks.TrackDirty && sl.v.loc&locDirtyAny == 0 || ks.watched != 0 {
 		ks.changedSlow(d, sl)
 	}
 }
@@ -25,7 +25,7 @@ func (ks *Keyspace) changedSlow(d *db, sl *slot[entry]) {
 	if ks.TrackDirty && sl.v.loc&locDirtyAny == 0 {
 		ks.becameDirty(d, sl)
 	}
-	if ks.watch.n != 0 {
+	if ks.watched != 0 {
 		ks.touchWatched(d, sl.keyBytes())
 	}
 }

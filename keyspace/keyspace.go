@@ -73,6 +73,10 @@ type Keyspace struct {
 	// key exists (BeginLoad sets it too); off, nothing is tracked.
 	TrackDirty bool
 
+	// watched is the number of registered watches (watch.go): the write
+	// path's one test, next to TrackDirty's.
+	watched int
+
 	dbs      []*db // by logical index, SELECT's: SWAPDB permutes it (see DBMap)
 	pdbs     []*db // by physical id, the database heap keys name: fixed
 	seed     maphash.Seed
@@ -246,7 +250,7 @@ func (ks *Keyspace) addKey(d *db, h uint64, key []byte, k string, v value) *slot
 	if ks.TrackDirty {
 		ks.created(d, sl)
 	}
-	if ks.watch.n != 0 {
+	if ks.watched != 0 {
 		ks.touchWatched(d, key)
 	}
 	return sl
@@ -277,7 +281,7 @@ func (ks *Keyspace) deleteKey(d *db, h uint64, key []byte) bool {
 	}
 	d.dataBytes -= allocSize(int64(len(key))) + sl.v.heapBytes()
 	d.keys.removeAt(s, i)
-	if ks.watch.n != 0 {
+	if ks.watched != 0 {
 		ks.touchWatched(d, key)
 	}
 	return true

@@ -502,7 +502,7 @@ func (ks *Keyspace) RedirtyFile(file uint32) int {
 // with tracking, every key leaves its pair first (O(keys), as Redis's
 // flush is). The database keeps its physical id.
 func (ks *Keyspace) dropDB(i int) {
-	if ks.watch.n != 0 {
+	if ks.watched != 0 {
 		ks.touchAllWatched(i, -1)
 	}
 	d := ks.dbs[i]

@@ -31,7 +31,7 @@ package keyspace
 // became stale since the WATCH aborts the transaction (isWatchedKeyExpired)
 // even if nothing deleted it yet.
 //
-// The write path pays one test of watchState.n when nothing is watched.
+// The write path pays one test of Keyspace.watched when nothing is watched.
 
 // A Watch is one client's WATCH of one key of one database (Redis's
 // watchedKey). It is used on the shard's thread only.
@@ -52,8 +52,6 @@ type Watch struct {
 
 // watchState is the keyspace's registry of watches.
 type watchState struct {
-	// n is the number of registered watches: the write path's only test.
-	n int
 	// byDB holds, per logical index, the watches of each watched key in
 	// the order they were registered; nil for an index with none.
 	byDB []map[string][]*Watch
@@ -86,7 +84,7 @@ func (ks *Keyspace) Watch(db int, key []byte) *Watch {
 	list := m[w.key]
 	w.at = len(list)
 	m[w.key] = append(list, w)
-	ks.watch.n++
+	ks.watched++
 	return w
 }
 
@@ -110,7 +108,7 @@ func (ks *Keyspace) Unwatch(w *Watch) {
 		m[w.key] = list
 	}
 	w.at = -1
-	ks.watch.n--
+	ks.watched--
 }
 
 // Touched reports whether EXEC must abort because of w: a write touched
@@ -134,7 +132,7 @@ func (w *Watch) DB() int { return w.db }
 func (w *Watch) Key() []byte { return unsafeBytes(w.key) }
 
 // Watching returns the number of registered watches.
-func (ks *Keyspace) Watching() int { return ks.watch.n }
+func (ks *Keyspace) Watching() int { return ks.watched }
 
 // staleKey is Redis's keyIsExpired: key exists in d with a TTL that now
 // is past. Nothing is stale while Loading.
@@ -160,7 +158,7 @@ func hasKey(d *db, key []byte) bool {
 // without going through changed, addKey or deleteKey: it touches the
 // watches of key in d. The key's new state must be in place.
 func (ks *Keyspace) signalKey(d *db, key []byte) {
-	if ks.watch.n != 0 {
+	if ks.watched != 0 {
 		ks.touchWatched(d, key)
 	}
 }
