@@ -89,7 +89,7 @@ func (ks *Keyspace) Watch(db int, key []byte) *Watch {
 }
 
 // Unwatch drops w (UNWATCH, EXEC, DISCARD, a closing client). It is
-// idempotent.
+// idempotent; a touched watch has left the registry already.
 func (ks *Keyspace) Unwatch(w *Watch) {
 	if w.at < 0 {
 		return
@@ -131,7 +131,8 @@ func (w *Watch) DB() int { return w.db }
 // Key returns the key w watches. The caller must not modify it.
 func (w *Watch) Key() []byte { return unsafeBytes(w.key) }
 
-// Watching returns the number of registered watches.
+// Watching returns the number of registered watches: those not yet
+// touched nor unwatched.
 func (ks *Keyspace) Watching() int { return ks.watched }
 
 // staleKey is Redis's keyIsExpired: key exists in d with a TTL that now
@@ -172,7 +173,9 @@ func (ks *Keyspace) signalKey(d *db, key []byte) {
 //
 //go:noinline
 func (ks *Keyspace) touchWatched(d *db, key []byte) {
-	list := ks.watch.byDB[ks.watch.logicalOf[d.phys]][string(key)]
+	m := ks.watch.byDB[ks.watch.logicalOf[d.phys]]
+	list := m[string(key)]
+	touched := false
 	for _, w := range list {
 		if w.stale {
 			if !hasKey(d, key) {
@@ -181,6 +184,34 @@ func (ks *Keyspace) touchWatched(d *db, key []byte) {
 			continue
 		}
 		w.touched = true
+		touched = true
+	}
+	if touched {
+		ks.dropTouched(m, list)
+	}
+}
+
+// dropTouched takes the touched watches out of list, the watches of one
+// key in m, as Redis unwatches a client once it is dirty: a touched watch
+// stays touched, and later writes of its key need not visit it.
+func (ks *Keyspace) dropTouched(m map[string][]*Watch, list []*Watch) {
+	key := list[0].key
+	j := 0
+	for _, w := range list {
+		if w.touched {
+			w.at = -1
+			ks.watched--
+			continue
+		}
+		w.at = j
+		list[j] = w
+		j++
+	}
+	clear(list[j:])
+	if j == 0 {
+		delete(m, key)
+	} else {
+		m[key] = list[:j]
 	}
 }
 
@@ -197,13 +228,15 @@ func (ks *Keyspace) touchAllWatched(i, with int) {
 	if with >= 0 {
 		repl = ks.dbs[with]
 	}
-	for key, list := range ks.watch.byDB[i] {
+	m := ks.watch.byDB[i]
+	for key, list := range m {
 		k := unsafeBytes(key)
 		inEmptied := hasKey(emptied, k)
 		inRepl := repl != nil && hasKey(repl, k)
 		if !inEmptied && !inRepl {
 			continue
 		}
+		touched := false
 		for _, w := range list {
 			switch {
 			case w.stale && !inRepl:
@@ -216,6 +249,10 @@ func (ks *Keyspace) touchAllWatched(i, with int) {
 				continue
 			}
 			w.touched = true
+			touched = true
+		}
+		if touched {
+			ks.dropTouched(m, list) // m's entry for key, during the range: allowed
 		}
 	}
 }

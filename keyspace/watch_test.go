@@ -42,6 +42,11 @@ func TestWatchKeyModifiedOneOfOne(t *testing.T) {
 	w := h.watch("x")
 	h.expect("SET x 40", "OK")
 	expectTouched(t, "SET of the watched key", w, true)
+	if n := h.ks.Watching(); n != 0 {
+		t.Errorf("Watching() = %d: a touched watch stays registered", n)
+	}
+	h.expect("SET x 50", "OK")
+	expectTouched(t, "a second SET", w, true)
 }
 
 func TestWatchKeyModifiedOneOfFive(t *testing.T) {
@@ -478,6 +483,48 @@ func TestWatchCommandCallSites(t *testing.T) {
 		{[]string{"PFADD k a"}, "PFADD k b", true},
 		{[]string{"PFADD k a"}, "PFCOUNT k", true}, // the cache is written
 		{[]string{"PFADD k a", "PFCOUNT k"}, "PFCOUNT k", false},
+		{[]string{"PFADD j a"}, "PFMERGE k j", true},
+		{[]string{"PFADD k a"}, "PFMERGE k", true},             // PFMERGE writes always
+		{[]string{"SET k v"}, "BITFIELD k SET u8 0 118", true}, // the same byte: BITFIELD signals
+		{[]string{"SET k v"}, "BITFIELD k GET u8 0", false},
+		{[]string{"SET j v"}, "BITOP OR k j", true},
+		{[]string{"SET k v"}, "BITOP OR k missing", true}, // empty result: deleted
+		{nil, "BITOP OR k missing", false},
+		{[]string{"SET k v"}, "GETDEL k", true},
+		{[]string{"SET k v"}, "GETSET k v", true},
+		{[]string{"SET k v"}, "SETEX k 10 v", true},
+		{[]string{"SET k v"}, "MSET k v", true},
+		{[]string{"SET k v"}, "MSETNX k w j w", false},
+		{[]string{"SET k v"}, "EXPIREAT k 1", true}, // in the past: deleted
+		{[]string{"SET k v EX 100"}, "EXPIRE k 10 GT", false},
+		{[]string{"SET k v EX 100"}, "EXPIRE k 1000 GT", true},
+		{[]string{"SET j v", "SET k v"}, "RENAMENX j k", false},
+		{[]string{"SELECT 1", "SET k v", "SELECT 0"}, "COPY k k DB 1 REPLACE", false},
+		{[]string{"SET k v"}, "COPY k k DB 1", false}, // the copy is in another database
+		{[]string{"HSET k f 1"}, "HINCRBYFLOAT k f 0", true},
+		{[]string{"HSET k f 1"}, "HSETNX k g 1", true},
+		{[]string{"RPUSH k a"}, "LMOVE k k LEFT RIGHT", true}, // rotation of one element
+		{[]string{"RPUSH k a b"}, "RPOPLPUSH k k", true},
+		{[]string{"RPUSH k a b"}, "LPOP k", true},
+		{[]string{"RPUSH k a"}, "LPOP k", true},
+		{[]string{"RPUSH k a b"}, "LPUSHX k c", true},
+		{[]string{"RPUSH k a b"}, "LINSERT k BEFORE a x", true},
+		{[]string{"RPUSH k a b"}, "LRANGE k 0 -1", false},
+		{[]string{"RPUSH j a"}, "LMPOP 2 j k LEFT", false},
+		{[]string{"RPUSH k a"}, "LMPOP 2 j k LEFT", true},
+		{[]string{"SADD k a b"}, "SPOP k", true},
+		{[]string{"SADD k a b"}, "SRANDMEMBER k", false},
+		{[]string{"SADD k a", "SADD j a"}, "SINTERSTORE k j", true}, // the same set: a write all the same
+		{[]string{"SADD j a"}, "SINTERCARD 1 j", false},
+		{[]string{"ZADD k 1 a 2 b"}, "ZPOPMIN k", true},
+		{[]string{"ZADD k 1 a 2 b"}, "ZREMRANGEBYRANK k 0 0", true},
+		{[]string{"ZADD j 1 a"}, "ZRANGESTORE k j 0 -1", true},
+		{[]string{"ZADD k 1 a"}, "ZMPOP 1 k MIN", true},
+		{[]string{"RPUSH k a b"}, "LPOP k 0", false},
+		{[]string{"SADD k a b"}, "SPOP k 0", false},
+		{[]string{"ZADD k 1 a"}, "ZPOPMIN k 0", false},
+		{[]string{"SET k v EX 100"}, "GETEX k", false},
+		{[]string{"SET k 1"}, "INCRBYFLOAT k 0", true},
 	}
 	for _, tc := range cases {
 		h := newHarness(t)
