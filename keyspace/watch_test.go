@@ -525,6 +525,7 @@ func TestWatchCommandCallSites(t *testing.T) {
 		{[]string{"ZADD k 1 a"}, "ZPOPMIN k 0", false},
 		{[]string{"SET k v EX 100"}, "GETEX k", false},
 		{[]string{"SET k 1"}, "INCRBYFLOAT k 0", true},
+		{[]string{"PFADD k a"}, "PFDEBUG TODENSE k", false}, // an encoding change only
 	}
 	for _, tc := range cases {
 		h := newHarness(t)
