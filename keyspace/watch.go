@@ -236,6 +236,8 @@ func (ks *Keyspace) touchAllWatched(i, with int) {
 		if !inEmptied && !inRepl {
 			continue
 		}
+		// Below, repl is nil only for a flush, and then the key is in
+		// emptied: the cases that read repl are not reached.
 		touched := false
 		for _, w := range list {
 			switch {
