@@ -136,7 +136,8 @@ func cmdSetBit(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 			// Nothing changed: nothing logged. Redis still makes the
 			// string raw, which OBJECT ENCODING shows.
 			if sl.v.isInt() || sl.v.tag() != tagBuf {
-				ks.mutableString(d, sl)
+				ks.changedQuietly(d, sl) // no touch of the watches either
+				ks.makeMutable(d, sl)
 			}
 			w.Int(old)
 			return

@@ -79,9 +79,16 @@ func (ks *Keyspace) parseSwapDB(args [][]byte) (a, b int, msg string) {
 }
 
 // swapDB swaps the databases at logical indexes a and b: their physical
-// ids, and so their keys' heap pairs, stay.
+// ids, and so their keys' heap pairs, stay. Watches stay with the logical
+// indexes; those of keys present on either side are touched first.
 func (ks *Keyspace) swapDB(a, b int) {
+	if ks.watched != 0 {
+		ks.touchAllWatched(a, b)
+		ks.touchAllWatched(b, a)
+	}
 	ks.dbs[a], ks.dbs[b] = ks.dbs[b], ks.dbs[a]
+	ks.watch.logicalOf[ks.dbs[a].phys] = a
+	ks.watch.logicalOf[ks.dbs[b].phys] = b
 }
 
 // DBMap returns the logical-to-physical database map: for each logical
@@ -131,6 +138,7 @@ func (ks *Keyspace) SetDBMap(m []int) error {
 	}
 	for i, p := range m {
 		ks.dbs[i] = ks.pdbs[p]
+		ks.watch.logicalOf[p] = i
 	}
 	return nil
 }

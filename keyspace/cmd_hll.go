@@ -187,6 +187,7 @@ func cmdPFCount(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		return
 	}
 	hllSetCache(*ks.hllBuf(ks.db(c), sl), card) // not a change: see above
+	ks.signalKey(ks.db(c), args[1])             // but Redis signals it
 	w.Int(int64(card))
 }
 

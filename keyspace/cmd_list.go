@@ -336,6 +336,7 @@ func cmdLTrim(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	d := ks.db(c)
 	switch {
 	case ltrim+rtrim == 0:
+		ks.signalKey(d, key) // nothing to trim: Redis signals all the same
 	case ltrim+rtrim == l.len():
 		ks.deleteKey(d, h, key)
 		ks.journal(c.DB, "DEL", key)

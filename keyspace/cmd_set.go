@@ -106,8 +106,13 @@ func cmdSAdd(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	case sl == nil:
 		setTrim(p)
 		ks.addKey(d, h, key, "", objectValue(KindSet, p))
-	case added > 0 || p != sl.v.p:
+	case added > 0:
 		ks.setStore(d, sl, p, before)
+	case p != sl.v.p: // a new representation, no new member: no touch
+		setTrim(p)
+		sl.v.value = objectValue(KindSet, p)
+		ks.changedQuietly(d, sl)
+		ks.objectResized(d, sl, before)
 	}
 	if j && added > 0 {
 		ks.jend(c.DB)

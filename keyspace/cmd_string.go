@@ -304,6 +304,11 @@ func cmdMSetNX(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 // The caller changes it: the key is marked dirty.
 func (ks *Keyspace) mutableString(d *db, sl *slot[entry]) *[]byte {
 	ks.changed(d, sl)
+	return ks.makeMutable(d, sl)
+}
+
+// makeMutable is mutableString without the marking.
+func (ks *Keyspace) makeMutable(d *db, sl *slot[entry]) *[]byte {
 	if !sl.v.isInt() && sl.v.tag() == tagBuf {
 		return sl.v.buf()
 	}

@@ -202,7 +202,8 @@ func (ks *Keyspace) zaddGeneric(c *Client, args [][]byte, flags int, w ReplyWrit
 		sl = ks.addKey(d, h, key, "", objectValue(KindZSet, unsafe.Pointer(newZSet(&ks.Limits, len(pairs[1])))))
 	}
 	z := zsetAt(sl)
-	before := ks.changedObject(d, sl)
+	before := sl.v.heapBytes()
+	ks.changedQuietly(d, sl) // the watches only if a member is added or updated
 	journal := ks.journaling()
 	if journal {
 		ks.jstart("ZADD")
@@ -247,6 +248,9 @@ func (ks *Keyspace) zaddGeneric(c *Client, args [][]byte, flags int, w ReplyWrit
 			ks.jadd(m)
 		}
 	}
+	if added+updated > 0 {
+		ks.signalKey(d, key)
+	}
 	ks.zsetDone(d, h, sl, key, before)
 	if journal {
 		if added+updated > 0 {
@@ -283,7 +287,8 @@ func cmdZRem(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		return
 	}
 	z, d := zsetAt(sl), ks.db(c)
-	before := ks.changedObject(d, sl)
+	before := sl.v.heapBytes()
+	ks.changedQuietly(d, sl) // the watches only if a member goes
 	journal := ks.journaling()
 	if journal {
 		ks.jstart("ZREM")
@@ -297,6 +302,9 @@ func cmdZRem(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 				ks.jadd(m)
 			}
 		}
+	}
+	if removed > 0 {
+		ks.signalKey(d, key)
 	}
 	ks.zsetDone(d, h, sl, key, before)
 	if journal {

@@ -6,20 +6,41 @@ import "unsafe"
 // removal mark a pair for the next checkpoint, walk mode, and compaction.
 
 // changed marks the key in sl, of database d, dirty: it changed in place.
-// This is the hot path: a key already dirty costs a test. A key that the
-// take in progress has yet to take (its prev bit) is left as it is: the
-// take returns it, and the checkpoint reads its Version, which covers
-// this change, only after that.
+// It touches the key's watches too (watch.go).
+// This is the hot path: a key already dirty, with nothing watched, costs
+// two tests. A key that the take in progress has yet to take (its prev
+// bit) is left as it is: the take returns it, and the checkpoint reads its
+// Version, which covers this change, only after that.
 func (ks *Keyspace) changed(d *db, sl *slot[entry]) {
+	if ks.TrackDirty && sl.v.loc&locDirtyAny == 0 || ks.watched != 0 {
+		ks.changedSlow(d, sl)
+	}
+}
+
+// changedSlow is changed's slow path, kept out of line so that changed
+// inlines.
+//
+//go:noinline
+func (ks *Keyspace) changedSlow(d *db, sl *slot[entry]) {
+	if ks.TrackDirty && sl.v.loc&locDirtyAny == 0 {
+		ks.becameDirty(d, sl)
+	}
+	if ks.watched != 0 {
+		ks.touchWatched(d, sl.keyBytes())
+	}
+}
+
+// changedQuietly is changed without the touch of the key's watches, for
+// a command that marks the key before it knows whether it changes it (or
+// that changes only its representation): it signals the watches itself
+// (signalKey) where Redis does.
+func (ks *Keyspace) changedQuietly(d *db, sl *slot[entry]) {
 	if ks.TrackDirty && sl.v.loc&locDirtyAny == 0 {
 		ks.becameDirty(d, sl)
 	}
 }
 
-// becameDirty is changed's slow path, kept out of line so that changed
-// inlines.
-//
-//go:noinline
+// becameDirty marks the key in sl, clean until now, dirty.
 func (ks *Keyspace) becameDirty(d *db, sl *slot[entry]) {
 	sl.v.loc |= ks.src.cur()
 	if ks.dirtied(d, sl) {

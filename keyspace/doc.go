@@ -39,6 +39,12 @@
 // the redo point with Replay, applying a record to a key only when the
 // record is newer than the key's heap version.
 //
+// WATCH is the keyspace's too (watch.go): [Keyspace.Watch] registers a
+// client's watch of a key of a logical database, every write of the key
+// touches it by Redis 7.0's rules (signalModifiedKey's call sites, the
+// flushes and SWAPDB, stale keys), and [Watch.Touched] tells EXEC whether
+// to abort. MULTI, EXEC and the per-client state are the server's.
+//
 // A Keyspace belongs to one shard's thread: nothing in it is safe for
 // concurrent use.
 package keyspace

@@ -72,7 +72,7 @@ func (ks *Keyspace) hllMakeDense(c *Client, d *db, sl *slot[entry], key []byte, 
 	bp := ks.hllBuf(d, sl)
 	before := sl.v.heapBytes()
 	*bp = dense
-	ks.changed(d, sl)
+	ks.changedQuietly(d, sl) // Redis's PFDEBUG does not signal the key
 	d.dataBytes += sl.v.heapBytes() - before
 	ks.journal(c.DB, "PFDEBUG", []byte("TODENSE"), key)
 	return true

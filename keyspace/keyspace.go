@@ -73,6 +73,10 @@ type Keyspace struct {
 	// key exists (BeginLoad sets it too); off, nothing is tracked.
 	TrackDirty bool
 
+	// watched is the number of registered watches (watch.go): the write
+	// path's one test, next to TrackDirty's.
+	watched int
+
 	dbs      []*db // by logical index, SELECT's: SWAPDB permutes it (see DBMap)
 	pdbs     []*db // by physical id, the database heap keys name: fixed
 	seed     maphash.Seed
@@ -92,6 +96,8 @@ type Keyspace struct {
 	src  source    // the checkpoint source's state (source.go)
 	take taking    // the take in progress (take.go)
 	load loadState // the state of a recovery (recovery.go)
+
+	watch watchState // WATCH's registry (watch.go)
 }
 
 // db is one numbered database.
@@ -132,6 +138,7 @@ func NewKeyspace(n int, now func() int64) *Keyspace {
 		ks.dbs[i] = ks.newDB(i)
 		ks.pdbs[i] = ks.dbs[i]
 	}
+	ks.watch.init(n)
 	ks.delArgs[0] = []byte("DEL")
 	return ks
 }
@@ -243,6 +250,9 @@ func (ks *Keyspace) addKey(d *db, h uint64, key []byte, k string, v value) *slot
 	if ks.TrackDirty {
 		ks.created(d, sl)
 	}
+	if ks.watched != 0 {
+		ks.touchWatched(d, key)
+	}
 	return sl
 }
 
@@ -271,6 +281,9 @@ func (ks *Keyspace) deleteKey(d *db, h uint64, key []byte) bool {
 	}
 	d.dataBytes -= allocSize(int64(len(key))) + sl.v.heapBytes()
 	d.keys.removeAt(s, i)
+	if ks.watched != 0 {
+		ks.touchWatched(d, key)
+	}
 	return true
 }
 

@@ -322,6 +322,8 @@ func cmdSMove(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		before := dsl.v.heapBytes()
 		if np, added := setAdd(dsl.v.p, m, &ks.Limits); added {
 			ks.setStore(d, dsl, np, before)
+		} else {
+			ks.signalKey(d, dst) // Redis signals dst even so
 		}
 	}
 	if ks.journaling() {

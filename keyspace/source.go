@@ -502,6 +502,9 @@ func (ks *Keyspace) RedirtyFile(file uint32) int {
 // with tracking, every key leaves its pair first (O(keys), as Redis's
 // flush is). The database keeps its physical id.
 func (ks *Keyspace) dropDB(i int) {
+	if ks.watched != 0 {
+		ks.touchAllWatched(i, -1)
+	}
 	d := ks.dbs[i]
 	if ks.TrackDirty {
 		d.keys.each(func(sl *slot[entry]) { ks.removedRaw(d, sl) })
