@@ -17,8 +17,9 @@ import (
 // do not block (Redis's rule in a transaction).
 
 // execLocalCmds are the server commands EXEC runs on the connection's
-// shard, in their turn.
-var execLocalCmds = map[string]struct{}{"ping": {}, "echo": {}, "select": {}, "time": {}, "lastsave": {}}
+// shard, in their turn. Each must answer at once (capture): LASTSAVE,
+// which asks every shard and answers later, may not be one of them.
+var execLocalCmds = map[string]struct{}{"ping": {}, "echo": {}, "select": {}, "time": {}}
 
 // execAllShards are the commands that concern every shard's keys, with how
 // their replies merge.
