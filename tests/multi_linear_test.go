@@ -35,7 +35,7 @@ func TestMultiTransfersKeepTheTotal(t *testing.T) {
 		start    = 1000
 		writers  = 6
 		readers  = 2
-		perWrite = 150 // transfers per writer
+		perWrite = 300 // transfers per writer
 	)
 	eachServer(t, func(t *testing.T, s *server) {
 		keys := make([]string, counters)
@@ -194,7 +194,7 @@ func TestMultiMSETNXRaces(t *testing.T) {
 	const (
 		nkeys   = 8
 		clients = 8
-		rounds  = 40
+		rounds  = 80
 	)
 	eachServer(t, func(t *testing.T, s *server) {
 		c := redis.NewClient(&redis.Options{Addr: s.addr(), Protocol: 2, DisableIdentity: true, PoolSize: clients + 2})
