@@ -75,6 +75,22 @@ var multiSemanticsCases = []multiCase{
 		x.want("QUEUED", "mget", "foo1", "foo2")
 		x.want("[0 1 1 [a b]]", "exec")
 	}},
+	{"a command that reads one shard to write another inside EXEC", func(x *txClient, shards int) {
+		// The known gap of issue 17: with foo1 and foo2 on two shards,
+		// RENAME and LMOVE answer CROSSSLOT as their element of EXEC's
+		// reply; the rest of the transaction runs. Redis runs them.
+		want := "[OK OK 1 (nil) x]"
+		if shards == 2 {
+			want = "[OK -" + errCrossSlotTxt + " 1 -" + errCrossSlotTxt + " (nil)]"
+		}
+		x.want("OK", "multi")
+		x.want("QUEUED", "set", "foo1", "x")
+		x.want("QUEUED", "rename", "foo1", "foo2")
+		x.want("QUEUED", "rpush", "foo3", "a")
+		x.want("QUEUED", "lmove", "empty_list1", "empty_list2", "LEFT", "LEFT")
+		x.want("QUEUED", "get", "foo2")
+		x.want(want, "exec")
+	}},
 	{"SELECT inside MULTI", func(x *txClient, _ int) {
 		x.want("OK", "set", "foo1", "db0")
 		x.want("OK", "multi")
