@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	moond "github.com/moond-db/moond/server"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -18,10 +19,12 @@ import (
 // over overlapping keys of both shards leave the winners, whole, and no
 // trace of the losers.
 
-// transfer is one committed MULTI; DECRBY from x; INCRBY to x; EXEC.
+// transfer is one committed MULTI; DECRBY from; INCRBY to[0]...; EXEC
+// that moves amount to each of to.
 type transfer struct {
-	from, to int
-	amount   int64
+	from   int
+	to     []int
+	amount int64
 }
 
 // TestMultiTransfersKeepTheTotal runs writers that move amounts between
@@ -30,6 +33,35 @@ type transfer struct {
 // at the end each counter holds exactly its start plus what the
 // committed transfers moved.
 func TestMultiTransfersKeepTheTotal(t *testing.T) {
+	eachServer(t, func(t *testing.T, s *server) { runTransfers(t, s, 2) })
+}
+
+// TestMultiTransfersOnFourShards: the transfers over four shards, each
+// transaction touching two or three of them, so that txns over different
+// sets of shards queue for each other (the holds' order keeps them from
+// deadlocking: a deadlock would hang the writers past their deadline).
+func TestMultiTransfersOnFourShards(t *testing.T) {
+	for _, backend := range []string{"uring", "pool"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			runTransfers(t, startServer(t, backend, 4), 4)
+		})
+	}
+}
+
+// keyOnShardOf returns a key with prefix whose slot maps to shard i of n.
+func keyOnShardOf(prefix string, i, n int) string {
+	for j := 0; ; j++ {
+		k := fmt.Sprintf("%s%d", prefix, j)
+		if moond.KeySlot([]byte(k))*n/moond.SlotCount == i {
+			return k
+		}
+	}
+}
+
+// runTransfers is TestMultiTransfersKeepTheTotal on s, its counters
+// spread over spread shards.
+func runTransfers(t *testing.T, s *server, spread int) {
 	const (
 		counters = 8
 		start    = 1000
@@ -37,105 +69,107 @@ func TestMultiTransfersKeepTheTotal(t *testing.T) {
 		readers  = 2
 		perWrite = 300 // transfers per writer
 	)
-	eachServer(t, func(t *testing.T, s *server) {
-		keys := make([]string, counters)
-		for i := range keys {
-			keys[i] = keyOnShard(fmt.Sprintf("acct%d-", i), i%2)
-		}
-		c := redis.NewClient(&redis.Options{Addr: s.addr(), Protocol: 2, DisableIdentity: true, PoolSize: writers + readers + 1})
-		t.Cleanup(func() { c.Close() })
-		cx := ctx(t)
-		pairs := make([]any, 0, 2*counters)
-		for _, k := range keys {
-			pairs = append(pairs, k, start)
-		}
-		if err := c.MSet(cx, pairs...).Err(); err != nil {
-			t.Fatal(err)
-		}
-		const total = counters * start
-		deadline := time.Now().Add(20 * time.Second)
+	keys := make([]string, counters)
+	for i := range keys {
+		keys[i] = keyOnShardOf(fmt.Sprintf("acct%d-", i), i%spread, spread)
+	}
+	c := redis.NewClient(&redis.Options{Addr: s.addr(), Protocol: 2, DisableIdentity: true, PoolSize: writers + readers + 1})
+	t.Cleanup(func() { c.Close() })
+	cx := ctx(t)
+	pairs := make([]any, 0, 2*counters)
+	for _, k := range keys {
+		pairs = append(pairs, k, start)
+	}
+	if err := c.MSet(cx, pairs...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const total = counters * start
+	deadline := time.Now().Add(20 * time.Second)
 
-		done := make(chan struct{})
-		var rwg sync.WaitGroup
-		reads := make([]int, readers)
-		for r := range readers {
-			rwg.Add(1)
-			go func() {
-				defer rwg.Done()
-				for n := 0; ; n++ {
-					select {
-					case <-done:
-						reads[r] = n
-						return
-					default:
-					}
-					vals, how, err := readCounters(cx, c, keys, n%2 == 0)
-					if err != nil {
-						t.Errorf("%s: %v", how, err)
-						return
-					}
-					if sum := sumInts(vals); sum != total {
-						t.Errorf("%s saw a total of %d, want %d: %v", how, sum, total, vals)
-						return
-					}
+	done := make(chan struct{})
+	var rwg sync.WaitGroup
+	reads := make([]int, readers)
+	for r := range readers {
+		rwg.Add(1)
+		go func() {
+			defer rwg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-done:
+					reads[r] = n
+					return
+				default:
 				}
-			}()
-		}
-
-		var wwg sync.WaitGroup
-		done1 := make([][]transfer, writers)
-		for w := range writers {
-			wwg.Add(1)
-			go func() {
-				defer wwg.Done()
-				rng := rand.New(rand.NewPCG(uint64(w), 17))
-				for range perWrite {
-					if time.Now().After(deadline) {
-						t.Errorf("writer %d: past the deadline", w)
-						return
-					}
-					tr := transfer{from: rng.IntN(counters), amount: 1 + rng.Int64N(20)}
-					tr.to = (tr.from + 1 + rng.IntN(counters-1)) % counters
-					cmds, err := c.TxPipelined(cx, func(p redis.Pipeliner) error {
-						p.DecrBy(cx, keys[tr.from], tr.amount)
-						p.IncrBy(cx, keys[tr.to], tr.amount)
-						return nil
-					})
-					if err != nil || len(cmds) != 2 {
-						t.Errorf("writer %d: transfer: %v", w, err)
-						return
-					}
-					done1[w] = append(done1[w], tr)
+				vals, how, err := readCounters(cx, c, keys, n%2 == 0)
+				if err != nil {
+					t.Errorf("%s: %v", how, err)
+					return
 				}
-			}()
-		}
-		wwg.Wait()
-		close(done)
-		rwg.Wait()
+				if sum := sumInts(vals); sum != total {
+					t.Errorf("%s saw a total of %d, want %d: %v", how, sum, total, vals)
+					return
+				}
+			}
+		}()
+	}
 
-		want := make([]int64, counters)
-		for i := range want {
-			want[i] = start
-		}
-		moved := 0
-		for _, trs := range done1 {
-			for _, tr := range trs {
-				want[tr.from] -= tr.amount
-				want[tr.to] += tr.amount
-				moved++
+	var wwg sync.WaitGroup
+	committed := make([][]transfer, writers)
+	for w := range writers {
+		wwg.Add(1)
+		go func() {
+			defer wwg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 17))
+			for range perWrite {
+				if time.Now().After(deadline) {
+					t.Errorf("writer %d: past the deadline", w)
+					return
+				}
+				perm := rng.Perm(counters)
+				tr := transfer{from: perm[0], to: perm[1 : 2+rng.IntN(2)], amount: 1 + rng.Int64N(20)}
+				_, err := c.TxPipelined(cx, func(p redis.Pipeliner) error {
+					p.DecrBy(cx, keys[tr.from], tr.amount*int64(len(tr.to)))
+					for _, to := range tr.to {
+						p.IncrBy(cx, keys[to], tr.amount)
+					}
+					return nil
+				})
+				if err != nil {
+					t.Errorf("writer %d: transfer: %v", w, err)
+					return
+				}
+				committed[w] = append(committed[w], tr)
 			}
-		}
-		got, _, err := readCounters(cx, c, keys, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range want {
-			if got[i] != want[i] {
-				t.Errorf("counter %s = %d, want %d after %d transfers", keys[i], got[i], want[i], moved)
+		}()
+	}
+	wwg.Wait()
+	close(done)
+	rwg.Wait()
+
+	want := make([]int64, counters)
+	for i := range want {
+		want[i] = start
+	}
+	moved := 0
+	for _, trs := range committed {
+		for _, tr := range trs {
+			want[tr.from] -= tr.amount * int64(len(tr.to))
+			for _, to := range tr.to {
+				want[to] += tr.amount
 			}
+			moved++
 		}
-		t.Logf("%d transfers; reads: %v", moved, reads)
-	})
+	}
+	got, _, err := readCounters(cx, c, keys, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("counter %s = %d, want %d after %d transfers", keys[i], got[i], want[i], moved)
+		}
+	}
+	t.Logf("%d transfers; reads: %v", moved, reads)
 }
 
 // readCounters reads every key with one MGET, or with one MULTI GET...
