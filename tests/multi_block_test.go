@@ -110,3 +110,37 @@ func TestMultiBlockingInsideExecDoesNotWait(t *testing.T) {
 		waitBlocked(t, c, 0)
 	})
 }
+
+// TestMultiExecServesAWaiterOnTwoShardsOnce: a client waits on keys of
+// both shards; one transaction pushes to both. The waiter gets one
+// element, the other stays. Redis serves the key the transaction made
+// ready first (b here); moond does so on one shard.
+func TestMultiExecServesAWaiterOnTwoShardsOnce(t *testing.T) {
+	eachServer(t, func(t *testing.T, s *server) {
+		a, b := keyOnShard("w2-a", 0), keyOnShard("w2-b", 1)
+		c := s.client(2)
+		x := newTxClient(t, s, 2)
+		for round := range 10 {
+			ch := goBLPop(s, 0, a, b)
+			waitBlocked(t, c, 1)
+			x.want("OK", "multi")
+			x.want("QUEUED", "rpush", b, "x")
+			x.want("QUEUED", "rpush", a, "y")
+			x.want("[1 1]", "exec")
+			r := recvResult(t, ch)
+			if r.err != nil || len(r.val) != 2 {
+				t.Fatalf("round %d: BLPOP: %q (%v)", round, r.val, r.err)
+			}
+			left := x.do("lrange", a, 0, -1) + " " + x.do("lrange", b, 0, -1)
+			switch {
+			case r.val[0] == b && r.val[1] == "x" && left == "[y] []":
+			case r.val[0] == a && r.val[1] == "y" && left == "[] [x]" && s.shardsCount() == 2:
+				t.Logf("round %d: served from %s, Redis serves %s", round, a, b)
+			default:
+				t.Fatalf("round %d: BLPOP got %q, the lists hold %s", round, r.val, left)
+			}
+			waitBlocked(t, c, 0)
+			x.want("OK", "flushall")
+		}
+	})
+}
