@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -74,7 +75,8 @@ func TestMultiExecReplyOrder(t *testing.T) {
 }
 
 // TestMultiPipelineModel sends random pipelines of SET, INCRBY, GET, MSET,
-// MGET, DEL, EXISTS and MULTI/EXEC blocks over keys of both shards, from
+// MGET, DEL, EXISTS and MULTI blocks (ending in EXEC, DISCARD or
+// EXECABORT) over keys of both shards, from
 // several connections at once (each on its own keys), and checks every
 // reply against a model of what one client alone sees.
 func TestMultiPipelineModel(t *testing.T) {
@@ -121,31 +123,25 @@ func (m *pipeModel) runPipeline(t *testing.T, c *redis.Client, n int) string {
 	var want []string
 	for len(args) < n {
 		if m.rng.IntN(5) == 0 {
-			args = append(args, []any{"multi"})
-			want = append(want, "OK")
-			var inner []string
-			for range 1 + m.rng.IntN(6) {
-				a, w := m.randomCommand()
-				args = append(args, a)
-				want = append(want, "QUEUED")
-				inner = append(inner, w)
-			}
-			args = append(args, []any{"exec"})
-			want = append(want, "["+strings.Join(inner, " ")+"]")
+			a, w := m.randomBlock()
+			args = append(args, a...)
+			want = append(want, w...)
 			continue
 		}
 		a, w := m.randomCommand()
 		args = append(args, a)
 		want = append(want, w)
 	}
-	cmds, err := c.Pipelined(ctx(t), func(p redis.Pipeliner) error {
+	// Pipelined's error is the first command's error: each command's
+	// reply, errors included, is compared below.
+	cmds, _ := c.Pipelined(ctx(t), func(p redis.Pipeliner) error {
 		for _, a := range args {
 			p.Do(ctx(t), a...)
 		}
 		return nil
 	})
-	if err != nil && err != redis.Nil {
-		return err.Error()
+	if len(cmds) != len(args) {
+		return fmt.Sprintf("%d replies to %d commands", len(cmds), len(args))
 	}
 	for i, cmd := range cmds {
 		if got := showCmd(cmd); got != want[i] {
@@ -153,6 +149,31 @@ func (m *pipeModel) runPipeline(t *testing.T, c *redis.Client, n int) string {
 		}
 	}
 	return ""
+}
+
+// randomBlock is MULTI, a few commands and EXEC; or DISCARD instead of
+// EXEC, or a command with a wrong number of arguments that makes EXEC
+// answer EXECABORT: then nothing of the block changes the model.
+func (m *pipeModel) randomBlock() ([][]any, []string) {
+	saved := maps.Clone(m.vals)
+	args, want := [][]any{{"multi"}}, []string{"OK"}
+	var inner []string
+	for range 1 + m.rng.IntN(6) {
+		a, w := m.randomCommand()
+		args = append(args, a)
+		want = append(want, "QUEUED")
+		inner = append(inner, w)
+	}
+	switch m.rng.IntN(6) {
+	case 0:
+		m.vals = saved
+		return append(args, []any{"discard"}), append(want, "OK")
+	case 1:
+		m.vals = saved
+		args = append(args, []any{"set", m.keys[0]}, []any{"exec"})
+		return args, append(want, "-ERR wrong number of arguments for 'set' command", errExecAbort)
+	}
+	return append(args, []any{"exec"}), append(want, "["+strings.Join(inner, " ")+"]")
 }
 
 // randomCommand picks a command, applies it to the model and returns it
