@@ -57,6 +57,8 @@ func cmdQuit(c *conn, _ [][]byte) {
 }
 
 func cmdReset(c *conn, _ [][]byte) {
+	c.multi = nil // RESET discards a transaction being queued, as in Redis
+	c.unwatchAll()
 	c.client.DB = 0
 	c.client.NoTouch = false
 	c.name = ""

@@ -17,8 +17,9 @@ import (
 // do not block (Redis's rule in a transaction).
 
 // execLocalCmds are the server commands EXEC runs on the connection's
-// shard, in their turn.
-var execLocalCmds = map[string]struct{}{"ping": {}, "echo": {}, "select": {}, "time": {}, "lastsave": {}}
+// shard, in their turn. Each must answer at once (capture): LASTSAVE,
+// which asks every shard and answers later, may not be one of them.
+var execLocalCmds = map[string]struct{}{"ping": {}, "echo": {}, "select": {}, "time": {}}
 
 // execAllShards are the commands that concern every shard's keys, with how
 // their replies merge.
@@ -125,15 +126,25 @@ func (c *conn) execQueued(cmds []queuedCmd) {
 }
 
 // runExecList runs a shard's EXEC commands in order and returns their
-// replies and the LSN of the last WAL record they wrote.
+// replies and the LSN of the last WAL record they wrote. Clients blocked
+// on the keys they write are served after the last of them, as Redis
+// serves them after EXEC: while the list runs, w.serving keeps
+// worker.exec from serving them; a shard a txn holds serves them when it
+// is released (unhold).
 func runExecList(w *worker, list []execShardCmd, proto int) ([][]byte, uint64) {
 	out := resp.Writer{Proto: proto}
 	ends := make([]int, len(list))
 	var lsn uint64
+	wasServing := w.serving
+	w.serving = true
 	for i, sc := range list {
 		cl := keyspace.Client{DB: sc.db, NoBlock: true}
 		lsn = max(lsn, w.exec(&cl, sc.spec, sc.args, &out))
 		ends[i] = len(out.Buf)
+	}
+	w.serving = wasServing
+	if !wasServing && w.holder == nil && len(w.ready) > 0 {
+		w.serveReady()
 	}
 	replies := make([][]byte, len(list))
 	start := 0

@@ -1,0 +1,287 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Transactions and kill -9. Each writer owns a pair of keys, one on each
+// shard of two, and writes generation g to both in one transaction
+// (MULTI SET SET EXEC, or MSET across shards), g = 1, 2, 3...; moond is
+// killed while they run and restarted. Then each pair must hold one
+// generation (both keys from one transaction, or both absent), at least
+// the last one acknowledged (an acknowledged write is in the WAL) and at
+// most the last one sent.
+
+// crashWriter is one writer's progress: the last generation it sent and
+// the last one moond acknowledged.
+type crashWriter struct {
+	x, y       string
+	mset       bool // MSET instead of MULTI/EXEC
+	sent, ackd atomic.Int64
+}
+
+// crashRound runs writers against s until each had minAcked acknowledged
+// transactions, kills s with SIGKILL while they still write, restarts moond
+// on s's directory and returns the pairs that hold two generations
+// (partial transactions); acknowledged writes that were lost fail t.
+func crashRound(t *testing.T, s *server, backend string, shards, round, minAcked int) (*server, int) {
+	const writers = 8
+	ws := make([]*crashWriter, writers)
+	for i := range ws {
+		ws[i] = &crashWriter{
+			x:    keyOnShard(fmt.Sprintf("cx%d-%d-", round, i), 0),
+			y:    keyOnShard(fmt.Sprintf("cy%d-%d-", round, i), 1),
+			mset: i%2 == 1,
+		}
+	}
+	c := redis.NewClient(&redis.Options{Addr: s.addr(), Protocol: 2, DisableIdentity: true,
+		PoolSize: writers, MaxRetries: -1})
+	defer c.Close()
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for g := int64(1); ; g++ {
+				w.sent.Store(g)
+				var err error
+				if w.mset {
+					err = c.MSet(context.Background(), w.x, g, w.y, g).Err()
+				} else {
+					_, err = c.TxPipelined(context.Background(), func(p redis.Pipeliner) error {
+						p.Set(context.Background(), w.x, g, 0)
+						p.Set(context.Background(), w.y, g, 0)
+						return nil
+					})
+				}
+				if err != nil {
+					return // the kill
+				}
+				w.ackd.Store(g)
+			}
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !allAcked(ws, int64(minAcked)) {
+		if time.Now().After(deadline) {
+			s.kill9()
+			wg.Wait()
+			t.Fatalf("round %d: writers did not get %d acknowledgements each within 10s", round, minAcked)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s.kill9()
+	wg.Wait()
+
+	s2 := startServerIn(t, s.dir, backend, shards)
+	c2 := s2.client(2)
+	partial := 0
+	for i, w := range ws {
+		vals, err := c2.MGet(ctx(t), w.x, w.y).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gx, gy := genOf(t, vals[0]), genOf(t, vals[1])
+		ackd, sent := w.ackd.Load(), w.sent.Load()
+		for _, g := range []int64{gx, gy} {
+			if g < ackd || g > sent {
+				t.Errorf("round %d writer %d (mset %v): generation %d after the restart; acknowledged %d, sent %d",
+					round, i, w.mset, g, ackd, sent)
+			}
+		}
+		if gx != gy {
+			partial++
+			t.Logf("round %d writer %d (mset %v): partial transaction: %s=%d %s=%d (acknowledged %d, sent %d)",
+				round, i, w.mset, w.x, gx, w.y, gy, ackd, sent)
+		}
+	}
+	return s2, partial
+}
+
+func allAcked(ws []*crashWriter, minAcked int64) bool {
+	for _, w := range ws {
+		if w.ackd.Load() < minAcked {
+			return false
+		}
+	}
+	return true
+}
+
+// genOf is a key's generation: 0 when absent.
+func genOf(t *testing.T, v any) int64 {
+	if v == nil {
+		return 0
+	}
+	g, err := strconv.ParseInt(fmt.Sprint(v), 10, 64)
+	if err != nil {
+		t.Fatalf("value %v: %v", v, err)
+	}
+	return g
+}
+
+// TestMultiKill9KeepsAcknowledgedTransactions: after kill -9, every
+// acknowledged transaction is there; with one shard, no transaction is
+// half there (its writes are in one WAL).
+func TestMultiKill9KeepsAcknowledgedTransactions(t *testing.T) {
+	for _, backend := range []string{"uring", "pool"} {
+		for _, shards := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/shards=%d", backend, shards), func(t *testing.T) {
+				t.Parallel()
+				s := startServer(t, backend, shards)
+				total := 0
+				for round := range 3 {
+					var partial int
+					s, partial = crashRound(t, s, backend, shards, round, 20)
+					total += partial
+				}
+				if shards == 1 && total > 0 {
+					t.Errorf("one shard: %d partial transactions after kill -9", total)
+				}
+				t.Logf("%d partial transactions in 3 rounds of 8 writers", total)
+			})
+		}
+	}
+}
+
+// TestMultiKill9AtomicAcrossShards: after kill -9, no transaction over two
+// shards is half there. Each shard logs its part in its own WAL and
+// nothing yet ties the parts together at recovery (issue 17 point 4).
+func TestMultiKill9AtomicAcrossShards(t *testing.T) {
+	if os.Getenv("MOOND_CROSS_SHARD_CRASH") == "" {
+		t.Skip("crash atomicity across shards: not built yet (issue 17 point 4); MOOND_CROSS_SHARD_CRASH=1 runs it")
+	}
+	for _, backend := range []string{"uring", "pool"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			s := startServer(t, backend, 2)
+			rounds, partial, hit := 10, 0, 0
+			for round := range rounds {
+				var p int
+				s, p = crashRound(t, s, backend, 2, round, 10)
+				partial += p
+				if p > 0 {
+					hit++
+				}
+			}
+			if partial > 0 {
+				t.Errorf("%s: %d partial transactions in %d of %d rounds of 8 writers", backend, partial, hit, rounds)
+			}
+		})
+	}
+}
+
+// TestMultiFlushallSurvivesRestart is multi.tcl's "MULTI with FLUSHALL and
+// AOF" in moond's terms: the FLUSHALL of an EXEC, and what the EXEC wrote
+// after it, are what a restart after kill -9 finds.
+func TestMultiFlushallSurvivesRestart(t *testing.T) {
+	for _, backend := range []string{"uring", "pool"} {
+		for _, shards := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/shards=%d", backend, shards), func(t *testing.T) {
+				t.Parallel()
+				s := startServer(t, backend, shards, "--appendfsync", "always")
+				x := newTxClient(t, s, 2)
+				x.want("OK", "mset", "foo1", "old", "foo2", "old", "foo3", "old")
+				x.want("OK", "multi")
+				x.want("QUEUED", "set", "foo", "bar")
+				x.want("QUEUED", "flushall")
+				x.want("QUEUED", "mset", "foo1", "new", "foo2", "new")
+				x.want("[OK OK OK]", "exec")
+				s.kill9()
+				s2 := startServerIn(t, s.dir, backend, shards)
+				x2 := newTxClient(t, s2, 2)
+				x2.want("[(nil) new new (nil)]", "mget", "foo", "foo1", "foo2", "foo3")
+				x2.want("2", "dbsize")
+			})
+		}
+	}
+}
+
+// TestMultiSIGTERMDuringTransactions: moond stopped with SIGTERM while
+// transfers over both shards run exits cleanly, and after the restart the
+// counters' total is exact: a clean shutdown never leaves half of a
+// transaction.
+func TestMultiSIGTERMDuringTransactions(t *testing.T) {
+	if os.Getenv("MOOND_SIGTERM_TXN") == "" {
+		t.Skip("BUG: about one SIGTERM in 90 during cross-shard transactions panics " +
+			"(wal: group for segment N with segment 0 open): Server.Stop closes the shards one by one, " +
+			"and a txn step from another shard still runs on a closed one; MOOND_SIGTERM_TXN=1 runs it")
+	}
+	for _, backend := range []string{"uring", "pool"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			s := startServer(t, backend, 2)
+			for round := range 3 {
+				s = sigtermRound(t, s, backend, round)
+			}
+		})
+	}
+}
+
+// sigtermRound runs transfers between counters of both shards, stops s
+// with SIGTERM while they run, restarts moond and checks the total.
+func sigtermRound(t *testing.T, s *server, backend string, round int) *server {
+	const counters, start, writers = 8, 100, 8
+	keys := make([]string, counters)
+	for i := range keys {
+		keys[i] = keyOnShard(fmt.Sprintf("st%d-%d-", round, i), i%2)
+	}
+	c := redis.NewClient(&redis.Options{Addr: s.addr(), Protocol: 2, DisableIdentity: true,
+		PoolSize: writers, MaxRetries: -1})
+	defer c.Close()
+	pairs := []any{}
+	for _, k := range keys {
+		pairs = append(pairs, k, start)
+	}
+	if err := c.MSet(ctx(t), pairs...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var acks atomic.Int64
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				from, to := keys[(w+i)%counters], keys[(w+i+1+w%3)%counters]
+				_, err := c.TxPipelined(context.Background(), func(p redis.Pipeliner) error {
+					p.DecrBy(context.Background(), from, 1)
+					p.IncrBy(context.Background(), to, 1)
+					return nil
+				})
+				if err != nil {
+					return
+				}
+				acks.Add(1)
+			}
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for acks.Load() < 200 {
+		if time.Now().After(deadline) {
+			t.Fatalf("round %d: 200 transactions not acknowledged within 10s", round)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatalf("round %d: SIGTERM: %v", round, err)
+	}
+	wg.Wait()
+	s2 := startServerIn(t, s.dir, backend, 2)
+	vals, _, err := readCounters(ctx(t), s2.client(2), keys, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sumInts(vals); sum != counters*start {
+		t.Errorf("round %d: after SIGTERM and restart the total is %d, want %d: %v", round, sum, counters*start, vals)
+	}
+	return s2
+}
