@@ -81,6 +81,8 @@ type conn struct {
 	heldParked bool
 	// multi is the transaction being queued between MULTI and EXEC.
 	multi *multiState
+	// watches are the keys WATCH watches (watch.go).
+	watches []*connWatch
 
 	// recvDone and sentDone are c.onRecv and c.onSent, bound once: a
 	// method value passed to the backend escapes, and binding it per call
@@ -456,6 +458,7 @@ func (c *conn) close() {
 		return
 	}
 	c.state = connClosed
+	c.unwatchAll()
 	if b := c.blocked; b != nil {
 		c.clearBlocked()
 		c.w.toOwner(b, func() { b.owner.cancelBlocked(b) })

@@ -128,7 +128,3 @@ func notInMulti(cmd *command) string {
 	}
 	return "ERR " + strings.ToUpper(cmd.name) + " inside MULTI is not supported by moond yet"
 }
-
-// unwatchAll forgets the connection's watched keys (WATCH is not built yet:
-// a no-op).
-func (c *conn) unwatchAll() {}

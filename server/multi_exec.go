@@ -71,10 +71,14 @@ type execPlan struct {
 	shards  []int // every shard a command touches
 }
 
-// execQueued runs a transaction's queued commands.
+// execQueued runs a transaction's queued commands, unless a key the
+// connection watches was touched: then EXEC answers a null array and runs
+// nothing.
 func (c *conn) execQueued(cmds []queuedCmd) {
-	c.unwatchAll()
+	watches := c.watches
+	c.watches = nil
 	c.w.stats.execs++
+	db0 := c.client.DB
 	p := c.planExec(cmds)
 	c.client.DB = p.db
 	shards := make([]int, 0, len(p.lists))
@@ -82,14 +86,17 @@ func (c *conn) execQueued(cmds []queuedCmd) {
 		shards = append(shards, s)
 	}
 	shards = append(shards, p.shards...)
+	shards = append(shards, watchShards(watches)...)
 	slices.Sort(shards)
 	shards = slices.Compact(shards)
-	if len(p.gathers) > 0 {
-		c.execSegmented(p, shards)
-		return
-	}
-	if len(shards) == 0 || len(shards) == 1 && shards[0] == c.w.id {
-		// All on this shard: nothing runs between the commands.
+	if len(p.gathers) == 0 && (len(shards) == 0 || len(shards) == 1 && shards[0] == c.w.id) {
+		// All on this shard: nothing runs between the check and the
+		// commands, nor between the commands.
+		if touchedHere(c.w, watches) {
+			c.client.DB = db0
+			c.replyLocal(func(w *resp.Writer) { w.NullArray() })
+			return
+		}
 		replies := map[int][][]byte{}
 		var lsn uint64
 		if len(shards) == 1 {
@@ -104,6 +111,34 @@ func (c *conn) execQueued(cmds []queuedCmd) {
 	reply := c.newPending(1, nil)
 	c.blockWait = reply
 	proto := c.out.Proto
+	finish := func(b []byte) {
+		reply.fill(0, b)
+		c.txnReplied(reply)
+	}
+	if len(p.gathers) == 0 && len(watches) == 0 {
+		c.execGrouped(p, shards, proto, finish)
+		return
+	}
+	c.w.beginTxnAlone(shards, func(t *txn) {
+		c.checkWatches(t, watches, proto, func(touched bool) {
+			if touched {
+				for _, s := range t.shards {
+					t.release(s)
+				}
+				c.client.DB = db0
+				w := resp.Writer{Proto: proto}
+				w.NullArray()
+				finish(w.Buf)
+				return
+			}
+			c.execSegments(t, p, proto, finish)
+		})
+	})
+}
+
+// execGrouped runs a plan with no gathered command and no watch as a txn
+// of one step per shard, which may share its holds with other txns.
+func (c *conn) execGrouped(p *execPlan, shards []int, proto int, finish func([]byte)) {
 	replies := make(map[int][][]byte, len(shards))
 	c.w.beginTxn(shards, func(t *txn) {
 		left := len(shards)
@@ -117,12 +152,33 @@ func (c *conn) execQueued(cmds []queuedCmd) {
 			}, true, func([]byte) {
 				replies[s] = got
 				if left--; left == 0 {
-					reply.fill(0, p.assemble(replies, proto))
-					c.txnReplied(reply)
+					finish(p.assemble(replies, proto))
 				}
 			})
 		}
 	})
+}
+
+// checkWatches asks every shard of t that holds watches of ws whether one
+// was touched, dropping them, and calls then with the answer.
+func (c *conn) checkWatches(t *txn, ws []*connWatch, proto int, then func(touched bool)) {
+	shards := slices.Compact(slices.Sorted(slices.Values(watchShards(ws))))
+	if len(shards) == 0 {
+		then(false)
+		return
+	}
+	left, touched := len(shards), false
+	for _, s := range shards {
+		t.step(s, proto, func(w *worker, out *resp.Writer) uint64 {
+			out.Int(int64(boolInt(touchedHere(w, ws))))
+			return 0
+		}, false, func(r []byte) {
+			touched = touched || string(r) != ":0\r\n"
+			if left--; left == 0 {
+				then(touched)
+			}
+		})
+	}
 }
 
 // runExecList runs a shard's EXEC commands in order and returns their
@@ -265,44 +321,36 @@ func (c *conn) capture(sc *serverCmd, args [][]byte) []byte {
 	return reply
 }
 
-// execSegmented runs a transaction that holds gathered commands: one txn
-// over every shard, in which the commands before a gathered one run (one
-// step per shard), then the gathered one (its two rounds), and so on; the
-// shards are released after the last.
-func (c *conn) execSegmented(p *execPlan, shards []int) {
-	reply := c.newPending(1, nil)
-	c.blockWait = reply
-	proto := c.out.Proto
+// execSegments runs a plan in t, which holds every shard it needs: the
+// commands before a gathered one (one step per shard), then the gathered
+// one (its two rounds), and so on; the shards are released after the
+// last, and finish gets EXEC's reply.
+func (c *conn) execSegments(t *txn, p *execPlan, proto int, finish func([]byte)) {
 	replies := make(map[int][][]byte, len(p.lists))
 	for s, l := range p.lists {
 		replies[s] = make([][]byte, len(l))
 	}
-	c.w.beginTxnAlone(shards, func(t *txn) {
-		from := map[int]int{}
-		var next func(gi int)
-		next = func(gi int) {
-			if gi == len(p.gathers) {
-				c.execRange(t, p, from, nil, replies, proto, func() {
-					reply.fill(0, p.assemble(replies, proto))
-					c.txnReplied(reply)
-				})
-				return
-			}
-			it := &p.items[p.gathers[gi]]
-			g := it.gather
-			c.execRange(t, p, from, g.at, replies, proto, func() {
-				from = g.at
-				keys := c.gatherKeys(g.spec, g.args, g.pos, g.db)
-				gatherExport(t, keys, proto, func() {
-					c.gatheredRun(t, g.spec, g.args, g.db, keys, proto, false, func(b []byte) {
-						it.reply = b
-						next(gi + 1)
-					})
+	from := map[int]int{}
+	var next func(gi int)
+	next = func(gi int) {
+		if gi == len(p.gathers) {
+			c.execRange(t, p, from, nil, replies, proto, func() { finish(p.assemble(replies, proto)) })
+			return
+		}
+		it := &p.items[p.gathers[gi]]
+		g := it.gather
+		c.execRange(t, p, from, g.at, replies, proto, func() {
+			from = g.at
+			keys := c.gatherKeys(g.spec, g.args, g.pos, g.db)
+			gatherExport(t, keys, proto, func() {
+				c.gatheredRun(t, g.spec, g.args, g.db, keys, proto, false, func(b []byte) {
+					it.reply = b
+					next(gi + 1)
 				})
 			})
-		}
-		next(0)
-	})
+		})
+	}
+	next(0)
 }
 
 // execRange runs on each shard of t its commands from from[s] up to to[s]

@@ -231,14 +231,9 @@ var multiCases = []multiCase{
 		x.want(errExecAbort, "exec")
 		x.want("PONG", "ping")
 	}},
-	{"Blocking commands ignores the timeout", func(x *txClient, shards int) {
+	{"Blocking commands ignores the timeout", func(x *txClient, _ int) {
 		// XREAD and XREADGROUP of the original: moond has no streams.
-		// BRPOPLPUSH and BLMOVE between keys of two shards answer
-		// CROSSSLOT (the known gap of issue 17): Redis answers nil.
 		move := "(nil)"
-		if shards == 2 {
-			move = "-" + errCrossSlotTxt
-		}
 		x.want("OK", "multi")
 		x.want("QUEUED", "blpop", "empty_list", 0)
 		x.want("QUEUED", "brpop", "empty_list", 0)
@@ -248,11 +243,7 @@ var multiCases = []multiCase{
 		x.want("QUEUED", "bzpopmax", "empty_zset", 0)
 		x.want("[(nil) (nil) "+move+" "+move+" (nil) (nil)]", "exec")
 	}},
-	{"Blocking pops over keys of two shards do not block", func(x *txClient, shards int) {
-		if shards == 2 {
-			x.t.Skip("BUG: inside EXEC, BLPOP/BRPOP/BLMPOP/BZPOPMIN/BZMPOP over keys of two shards answer CROSSSLOT " +
-				"(outside MULTI they wait on both shards); Redis answers nil")
-		}
+	{"Blocking pops over keys of two shards do not block", func(x *txClient, _ int) {
 		x.want("OK", "multi")
 		x.want("QUEUED", "blpop", "empty_list1", "empty_list2", 0)
 		x.want("QUEUED", "brpop", "empty_list1", "empty_list2", 0)
