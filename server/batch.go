@@ -68,6 +68,13 @@ func (w *worker) runBatch(b *batch) {
 	if !w.whenFree(func() { w.runBatch(b) }) {
 		return // a txn holds this shard (txn.go)
 	}
+	if w.closing {
+		b.ends = make([]int, len(b.items))
+		b.refuse(shutdownError)
+		from := b.from
+		w.send(from, func() { from.deliverBatch(b) })
+		return
+	}
 	out := resp.Writer{}
 	b.ends = make([]int, len(b.items))
 	var cl keyspace.Client

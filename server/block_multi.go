@@ -134,6 +134,9 @@ func (w *worker) onGrant(wt *waiter) {
 	if !w.whenFree(func() { w.onGrant(wt) }) {
 		return // a txn holds this shard: the pop waits for its release
 	}
+	if w.closing {
+		return // the server stops: nothing pops any more
+	}
 	b := wt.b
 	wt.asking = false
 	served := false

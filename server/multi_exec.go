@@ -149,8 +149,8 @@ func (c *conn) execGrouped(p *execPlan, shards []int, proto int, finish func([]b
 				var lsn uint64
 				got, lsn = runExecList(w, list, proto)
 				return lsn
-			}, true, func([]byte) {
-				replies[s] = got
+			}, true, func(r []byte) {
+				replies[s] = repliesOr(got, len(list), r)
 				if left--; left == 0 {
 					finish(p.assemble(replies, proto))
 				}
@@ -179,6 +179,19 @@ func (c *conn) checkWatches(t *txn, ws []*connWatch, proto int, then func(touche
 			}
 		})
 	}
+}
+
+// repliesOr returns got, or, when a shard did not run its n commands (it
+// stops), n copies of its step's reply r, an error.
+func repliesOr(got [][]byte, n int, r []byte) [][]byte {
+	if got != nil || n == 0 {
+		return got
+	}
+	got = make([][]byte, n)
+	for i := range got {
+		got[i] = r
+	}
+	return got
 }
 
 // runExecList runs a shard's EXEC commands in order and returns their
@@ -364,11 +377,16 @@ func (c *conn) execRange(t *txn, p *execPlan, from, to map[int]int, replies map[
 			hi = to[s]
 		}
 		list, dst := p.lists[s][lo:hi], replies[s]
+		ran := false
 		t.step(s, proto, func(w *worker, _ *resp.Writer) uint64 {
 			got, lsn := runExecList(w, list, proto)
 			copy(dst[lo:], got)
+			ran = true
 			return lsn
-		}, to == nil, func([]byte) {
+		}, to == nil, func(r []byte) {
+			if !ran {
+				copy(dst[lo:], repliesOr(nil, len(list), r))
+			}
 			if left--; left == 0 {
 				then()
 			}

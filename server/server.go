@@ -44,6 +44,7 @@ type Server struct {
 	clients      atomic.Int64
 	nextClientID atomic.Int64
 	stopping     atomic.Bool
+	txnsLive     atomic.Int64 // txns begun and not yet released on every shard (txn.go)
 	activeExpire atomic.Bool
 	aofRewrites  atomic.Int64
 	peakMem      atomic.Int64 // used_memory_peak
@@ -233,6 +234,22 @@ func (s *Server) Stop() {
 			s.log.Error("shutdown while the shards load: the boot did not end in time")
 		}
 	}
+	// First every shard stops serving; then the txns in flight finish on
+	// every shard they hold (a clean shutdown leaves no transaction half
+	// done); then the shards close.
+	for _, w := range s.workers {
+		if w != nil {
+			if err := w.loop.Call(ctx, w.stop); err != nil {
+				s.log.Error("shard did not stop serving", "shard", w.id, "err", err)
+			}
+		}
+	}
+	for s.txnsLive.Load() > 0 && ctx.Err() == nil {
+		time.Sleep(time.Millisecond) // txns end on the loops; nothing to wait on here
+	}
+	if n := s.txnsLive.Load(); n > 0 {
+		s.log.Error("shutdown: transactions still running when the shards close", "txns", n)
+	}
 	sealed := make(chan error, len(s.workers))
 	n := 0
 	for _, w := range s.workers {
@@ -241,7 +258,7 @@ func (s *Server) Stop() {
 		}
 		n++
 		err := w.loop.Call(ctx, func() {
-			w.stop()
+			w.closing = true
 			if w.sh == nil { // the shard did not open
 				sealed <- nil
 				return

@@ -2,6 +2,7 @@ package server
 
 import (
 	"slices"
+	"sync/atomic"
 
 	"github.com/moond-db/moond/resp"
 )
@@ -41,7 +42,8 @@ type txn struct {
 	g      *txnGroup
 	shards []int // ascending
 	onHeld func(t *txn)
-	alone  bool // steps in rounds: never grouped with others
+	alone  bool         // steps in rounds: never grouped with others
+	left   atomic.Int32 // shards not released yet (Server.txnsLive)
 }
 
 // txnGroup is what holds the shards: the txns one shard began in one loop
@@ -70,6 +72,8 @@ func (w *worker) beginTxn(shards []int, onHeld func(t *txn)) *txn {
 	s := slices.Clone(shards)
 	slices.Sort(s)
 	t := &txn{shards: slices.Compact(s), onHeld: onHeld}
+	t.left.Store(int32(len(t.shards)))
+	w.srv.txnsLive.Add(1)
 	w.stats.txns++
 	if len(t.shards) > 1 {
 		w.stats.txnsAcross++
@@ -195,6 +199,9 @@ func (w *worker) unhold(g *txnGroup) {
 // done records, on shard w, that t needs it no more: the last of the
 // group's txns to say so releases it.
 func (t *txn) done(w *worker) {
+	if t.left.Add(-1) == 0 {
+		w.srv.txnsLive.Add(-1)
+	}
 	g := t.g
 	if g.left[w.id]--; g.left[w.id] == 0 {
 		w.unhold(g)
@@ -210,6 +217,9 @@ func (w *worker) whenFree(f func()) bool {
 	return false
 }
 
+// shutdownError answers what another shard asks of a shard that stops.
+const shutdownError = "ERR the server is shutting down"
+
 // stepFunc is the work of a txn step on one shard: it writes its reply to
 // out and returns the LSN of its last WAL record (0 for none).
 type stepFunc func(w *worker, out *resp.Writer) uint64
@@ -222,6 +232,14 @@ func (t *txn) step(s int, proto int, fn stepFunc, release bool, done func(reply 
 	target := coord.srv.workers[s]
 	run := func() {
 		out := resp.Writer{Proto: proto}
+		if target.closing { // its WAL is closing: nothing more runs there
+			out.Error(shutdownError)
+			if release {
+				t.done(target)
+			}
+			target.send(coord, func() { done(out.Buf) })
+			return
+		}
 		lsn := fn(target, &out)
 		if release {
 			t.done(target)

@@ -52,6 +52,9 @@ type worker struct {
 	holdQ       []*txnGroup
 	heldWork    []func()
 	pendingTxns []*txn // begun in this iteration (startTxns)
+	// closing: stop ran; the shard closes, and runs no command another
+	// shard sends (their batches and txn steps answer shutdownError).
+	closing bool
 	heldSince   time.Time
 
 	scratch resp.Writer

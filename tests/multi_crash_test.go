@@ -211,9 +211,9 @@ func TestMultiFlushallSurvivesRestart(t *testing.T) {
 // transaction.
 func TestMultiSIGTERMDuringTransactions(t *testing.T) {
 	if os.Getenv("MOOND_SIGTERM_TXN") == "" {
-		t.Skip("BUG: about one SIGTERM in 90 during cross-shard transactions panics " +
-			"(wal: group for segment N with segment 0 open): Server.Stop closes the shards one by one, " +
-			"and a txn step from another shard still runs on a closed one; MOOND_SIGTERM_TXN=1 runs it")
+		t.Skip("BUG: a SIGTERM during cross-shard transfers leaves, about one round in ten, a total off by one " +
+			"after the restart (the panic of a step on a closed shard is fixed: Server.Stop lets the txns in " +
+			"flight finish before the shards close); MOOND_SIGTERM_TXN=1 runs it")
 	}
 	for _, backend := range []string{"uring", "pool"} {
 		t.Run(backend, func(t *testing.T) {
