@@ -54,8 +54,8 @@ type worker struct {
 	pendingTxns []*txn // begun in this iteration (startTxns)
 	// closing: stop ran; the shard closes, and runs no command another
 	// shard sends (their batches and txn steps answer shutdownError).
-	closing bool
-	heldSince   time.Time
+	closing   bool
+	heldSince time.Time
 
 	scratch resp.Writer
 	stats   workerStats
