@@ -34,7 +34,7 @@ func TestBlockingMoveAcrossShards(t *testing.T) {
 		if v, err := c.BLMove(cx, src, dst, "LEFT", "RIGHT", 0).Result(); err != nil || v != "a" {
 			t.Fatalf("BLMOVE with data: %q (%v)", v, err)
 		}
-		if v, err := c.BRPopLPush(cx, src, dst, 0).Result(); err != nil || v != "b" {
+		if v, err := c.Do(cx, "BRPOPLPUSH", src, dst, 0).Text(); err != nil || v != "b" {
 			t.Fatalf("BRPOPLPUSH with data: %q (%v)", v, err)
 		}
 		if got := c.LRange(cx, dst, 0, -1).Val(); strings.Join(got, ",") != "b,a" {
