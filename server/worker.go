@@ -149,6 +149,12 @@ func (w *worker) accept(l runtime.FD) {
 			w.loop.AfterFunc(10*time.Millisecond, func() { w.accept(l) })
 			return
 		}
+		if w.srv.stopping.Load() {
+			// An accept that completed after stop closed the listener:
+			// no connection may start once the shards stop serving.
+			w.be.Close(c, nil)
+			return
+		}
 		w.accept(l)
 		w.onAccept(c)
 	})
