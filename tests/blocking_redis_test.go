@@ -272,6 +272,13 @@ func runScenario(t *testing.T, addr string, proto int, f func(e *benv)) []string
 // redis-server 7.0 (skipped when none is installed) and moond with one and
 // two shards, in RESP2 and RESP3, and compares the transcripts.
 func TestBlockingMatchesRedisServer(t *testing.T) {
+	matchRedisServer(t, blockingScenarios)
+}
+
+// matchRedisServer runs each scenario against redis-server 7.0 (skipped
+// when none is installed) and moond with one shard (uring) and two (pool),
+// in RESP2 and RESP3, and compares the transcripts step by step.
+func matchRedisServer(t *testing.T, scenarios []blockingScenario) {
 	rs := startRedisServer(t)
 	redisAddr := rs.Options().Addr
 	moonds := []struct {
@@ -281,7 +288,7 @@ func TestBlockingMatchesRedisServer(t *testing.T) {
 		{"moond/uring/shards=1", startServer(t, "uring", 1)},
 		{"moond/pool/shards=2", startServer(t, "pool", 2)},
 	}
-	for _, sc := range blockingScenarios {
+	for _, sc := range scenarios {
 		for _, proto := range []int{2, 3} {
 			t.Run(fmt.Sprintf("%s/RESP%d", sc.name, proto), func(t *testing.T) {
 				want := runScenario(t, redisAddr, proto, sc.run)

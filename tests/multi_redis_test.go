@@ -1,21 +1,12 @@
 package tests
 
-import (
-	"fmt"
-	"strings"
-	"testing"
-)
+import "testing"
 
 // MULTI/EXEC compared with redis-server 7.0, byte for byte: each scenario
 // runs on redis-server and on moond with one and two shards, in RESP2 and
 // RESP3, and the raw transcripts must be equal (the harness of
-// blocking_redis_test.go). foo1 and foo2 live on different shards of two;
-// the scenarios avoid what moond does not do yet (multi-key commands
-// that read one shard and write another, MSETNX inside MULTI).
-var multiRedisScenarios = []struct {
-	name string
-	run  func(e *benv)
-}{
+// blocking_redis_test.go). foo1 and foo2 live on different shards of two.
+var multiRedisScenarios = []blockingScenario{
 	{"queue and EXEC", func(e *benv) {
 		e.do("MULTI")
 		e.do("SET", "foo1", "bar")
@@ -103,27 +94,5 @@ var multiRedisScenarios = []struct {
 // redis-server 7.0 (skipped when none is installed).
 func TestMultiMatchesRedisServer(t *testing.T) {
 	t.Parallel()
-	rs := startRedisServer(t)
-	redisAddr := rs.Options().Addr
-	moonds := []struct {
-		name string
-		s    *server
-	}{
-		{"moond/uring/shards=1", startServer(t, "uring", 1)},
-		{"moond/pool/shards=2", startServer(t, "pool", 2)},
-	}
-	for _, sc := range multiRedisScenarios {
-		for _, proto := range []int{2, 3} {
-			t.Run(fmt.Sprintf("%s/RESP%d", sc.name, proto), func(t *testing.T) {
-				want := runScenario(t, redisAddr, proto, sc.run)
-				for _, m := range moonds {
-					got := runScenario(t, m.s.addr(), proto, sc.run)
-					if d := firstDiff(want, got); d >= 0 {
-						t.Errorf("%s differs from redis-server at step %d:\n redis: %s\n moond: %s\nredis transcript:\n  %s\nmoond transcript:\n  %s",
-							m.name, d, at(want, d), at(got, d), strings.Join(want, "\n  "), strings.Join(got, "\n  "))
-					}
-				}
-			})
-		}
-	}
+	matchRedisServer(t, multiRedisScenarios)
 }

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,23 +94,11 @@ func dumpValue(t *testing.T, cl *redis.Conn, key, typ string) string {
 		v = cl.LRange(cx, key, 0, -1).Val()
 	case "set":
 		m := cl.SMembers(cx, key).Val()
-		v = strings.Join(sortedStrings(m), ",")
+		v = strings.Join(slices.Sorted(slices.Values(m)), ",")
 	case "zset":
 		v = cl.ZRangeWithScores(cx, key, 0, -1).Val()
 	case "hash":
 		v = cl.HGetAll(cx, key).Val()
 	}
 	return fmt.Sprint(v, " ttl ", cl.TTL(cx, key).Val() > 0)
-}
-
-func sortedStrings(s []string) []string {
-	out := append([]string(nil), s...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
 }
