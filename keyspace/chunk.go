@@ -292,7 +292,7 @@ func (ks *Keyspace) versionChunks(v *checkpoint.Version, hk []byte, pair pairKey
 		}
 		head = binary.AppendUvarint(head, old.stamp)
 	}
-	if !full && len(cs.at) > n-countNew(cs, src) {
+	if !full && src.ordered() { // a table's chunks are always 0..n-1
 		ks.goneChunks(v, cs, src)
 	}
 	parts := ks.src.parts[:0]
@@ -313,20 +313,6 @@ func boolByte(b bool) byte {
 		return 1
 	}
 	return 0
-}
-
-// countNew counts the chunks of src that cs has no record of.
-func countNew(cs *pairChunks, src chunkSource) int {
-	if !src.ordered() {
-		return 0 // a table's chunks are 0..len-1, all of them in cs
-	}
-	k := 0
-	for j := range src.len() {
-		if _, ok := cs.at[src.id(j)]; !ok {
-			k++
-		}
-	}
-	return k
 }
 
 // goneChunks makes the chunks of cs that src no longer has old parts of v
