@@ -488,6 +488,10 @@ func (b *boot) visit(s segment, rec wal.Record, off int64) error {
 		if _, err := record.DecodeDBMap(rec.Payload); err != nil {
 			return fmt.Errorf("checkpoint record LSN %d at byte %d: %w", rec.LSN, off, err)
 		}
+	case record.KindRedo:
+		if _, _, err := record.DecodeRedo(rec.Payload); err != nil {
+			return fmt.Errorf("checkpoint record LSN %d at byte %d: %w", rec.LSN, off, err)
+		}
 	case record.KindGap:
 		// The log opened again after appendonly no: the shard's replay
 		// stops there (shard/aof.go). Full-page images after it are

@@ -27,6 +27,12 @@ const (
 	// that began after it. Recovery from a redo point below it stops
 	// applying data records there (see Gap).
 	KindGap byte = 4
+	// KindRedo is the state replay needs as of the redo point, logged
+	// there (see Options.BeginRecord) once the shard wrote a part of a txn
+	// across shards: the highest txid whose part lies below the redo point
+	// (persistence/txnlog's mark) and the database map (empty: the
+	// identity). It replaces KindDBMap on such a shard.
+	KindRedo byte = 5
 )
 
 // Payload sizes.
@@ -93,12 +99,40 @@ func DecodeEnd(payload []byte) (uint64, error) {
 // AppendDBMap appends the payload of a database map: for each logical
 // database, its physical number.
 func AppendDBMap(dst []byte, m []int) []byte {
-	dst = append(dst, KindDBMap)
+	return appendDBMapBody(append(dst, KindDBMap), m)
+}
+
+func appendDBMapBody(dst []byte, m []int) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(m)))
 	for _, p := range m {
 		dst = binary.AppendUvarint(dst, uint64(p))
 	}
 	return dst
+}
+
+// AppendRedo appends the payload of a redo-point record: the txn mark, then
+// the database map (nil for the identity).
+func AppendRedo(dst []byte, mark uint64, m []int) []byte {
+	dst = append(dst, KindRedo)
+	dst = binary.AppendUvarint(dst, mark)
+	return appendDBMapBody(dst, m)
+}
+
+// DecodeRedo returns the txn mark and the database map (nil for the
+// identity) of a KindRedo payload.
+func DecodeRedo(payload []byte) (uint64, []int, error) {
+	if len(payload) == 0 || payload[0] != KindRedo {
+		return 0, nil, fmt.Errorf("%w: not a redo-point record", ErrPayload)
+	}
+	mark, k := binary.Uvarint(payload[1:])
+	if k <= 0 {
+		return 0, nil, fmt.Errorf("%w: redo-point record: bad mark", ErrPayload)
+	}
+	m, err := decodeDBMapBody(payload[1+k:])
+	if err != nil || len(m) == 0 {
+		return mark, nil, err
+	}
+	return mark, m, nil
 }
 
 // DecodeDBMap returns the database map of a KindDBMap payload. It checks
@@ -107,7 +141,10 @@ func DecodeDBMap(payload []byte) ([]int, error) {
 	if len(payload) == 0 || payload[0] != KindDBMap {
 		return nil, fmt.Errorf("%w: not a database map", ErrPayload)
 	}
-	b := payload[1:]
+	return decodeDBMapBody(payload[1:])
+}
+
+func decodeDBMapBody(b []byte) ([]int, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
 		return nil, fmt.Errorf("%w: database map: bad length", ErrPayload)
