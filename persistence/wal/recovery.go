@@ -39,6 +39,10 @@ type RecoverOptions struct {
 	// LSN order. The payload is valid only during the call. An error stops
 	// recovery and is returned (wrapped); files are left as they were.
 	Apply func(lsn uint64, typ RecordType, payload []byte) error
+	// ReadOnly reads the log and changes nothing: no torn tail is cut, no
+	// segment sealed, no half-created segment removed (a first pass over
+	// the log, before the recovery proper).
+	ReadOnly bool
 	// Progress, when set, is called every ProgressEvery scanned bytes and
 	// once at the end.
 	Progress      func(Progress)
@@ -291,6 +295,9 @@ func (r *recovery) list() ([]segFile, error) {
 	for _, name := range names {
 		path := filepath.Join(r.o.Dir, name)
 		if isTempSegment(name) {
+			if r.o.ReadOnly {
+				continue
+			}
 			if err := r.fs.Remove(path); err != nil {
 				return nil, fmt.Errorf("wal: remove half-created segment: %w", err)
 			}
@@ -505,6 +512,9 @@ func (r *recovery) badHeader(f vfs.File, s segFile, size int64, last bool, nextF
 // fsyncs again. After this the segment cannot be mistaken for a torn one
 // in the middle of the chain when later segments exist.
 func (r *recovery) sealTail(path string, res ScanResult, skip *Skipped) error {
+	if r.o.ReadOnly {
+		return nil
+	}
 	off := res.Offset
 	cut := res.Size - off
 	if skip != nil {

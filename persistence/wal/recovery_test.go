@@ -139,6 +139,24 @@ func TestFloorRaisesNextLSNAndTheChainStillHolds(t *testing.T) {
 	}
 }
 
+// TestReadOnlyRecoveryChangesNothing: a read-only pass (the boot's first
+// pass for txns across shards) replays the same records as the recovery
+// proper and leaves the torn tail for it to cut and report.
+func TestReadOnlyRecoveryChangesNothing(t *testing.T) {
+	dir, lsns, files := threeSegments(t)
+	last := files[len(files)-1]
+	good := tearLastRecord(t, last, lsns[len(lsns)-1]+1)
+	size := fileSize(t, last)
+	_, c := recoverDir(t, RecoverOptions{Dir: dir, Shard: 5, ReadOnly: true})
+	if !slices.Equal(c.lsns(), lsns) || fileSize(t, last) != size {
+		t.Fatalf("read-only pass replayed %v, left the segment at %d bytes (was %d)", c.lsns(), fileSize(t, last), size)
+	}
+	res, c := recoverDir(t, RecoverOptions{Dir: dir, Shard: 5})
+	if !slices.Equal(c.lsns(), lsns) || res.Truncated == nil || res.Truncated.Offset != good {
+		t.Fatalf("recovery after it: replayed %v, truncation %+v", c.lsns(), res.Truncated)
+	}
+}
+
 func TestTornTailIsTruncatedAndSealed(t *testing.T) {
 	dir, lsns, files := threeSegments(t)
 	last := files[len(files)-1]
