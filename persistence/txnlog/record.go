@@ -2,6 +2,7 @@ package txnlog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -49,6 +50,25 @@ func EndArgs(txid uint64, parts []int) [][]byte {
 		args = append(args, strconv.AppendInt(nil, int64(p), 10))
 	}
 	return args
+}
+
+// IsEncodedMarker reports whether a data record's payload (wal.AppendCommand's
+// encoding) is a marker's, without decoding the rest: a recovery's first
+// pass reads every record and looks at markers only.
+func IsEncodedMarker(payload []byte) bool {
+	p := payload
+	for range 2 { // the database, the argument count
+		_, k := binary.Uvarint(p)
+		if k <= 0 {
+			return false
+		}
+		p = p[k:]
+	}
+	n, k := binary.Uvarint(p)
+	if k <= 0 || n != uint64(len(Command)) || len(p)-k < len(Command) {
+		return false
+	}
+	return bytes.EqualFold(p[k:k+len(Command)], []byte(Command))
 }
 
 // IsMarker reports whether a decoded WAL command is a MOOND.TXN marker.
