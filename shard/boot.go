@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"github.com/moond-db/moond/persistence/txnlog"
 	"os"
 	"path/filepath"
 	"time"
@@ -95,6 +96,9 @@ func (s *Shard) start(b *bootState) error {
 	s.policy = policy
 	s.openLog()
 	s.startCheckpoints(b.st, b.superseded)
+	if s.abortLSN, err = s.logAborts(); err != nil {
+		return err
+	}
 	if b.gap != 0 {
 		s.gapLSN = b.gap
 		s.log.Warn("WAL replay stopped at the gap of an appendonly no → yes whose checkpoint never published; "+
@@ -162,6 +166,11 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 	if s.o.BootHold != nil {
 		s.o.BootHold()
 	}
+	if err := s.decideTxns(); err != nil {
+		st.Heap.Close()
+		s.ks.EndLoad()
+		return nil, nil, nil, err
+	}
 	nextLog := int64(wal.DefaultProgressEvery)
 	res, err := wal.Recover(wal.RecoverOptions{
 		Dir:     s.walDir(),
@@ -223,23 +232,23 @@ func (s *Shard) replayer(redo uint64) func(lsn uint64, typ wal.RecordType, paylo
 				s.replayGap = lsn
 				return nil
 			}
-			if lsn == redo && len(payload) > 0 && payload[0] == record.KindDBMap {
-				m, err := record.DecodeDBMap(payload)
-				if err == nil {
-					err = s.ks.SetDBMap(m)
-				}
-				if err != nil {
-					return fmt.Errorf("record %d: database map: %w", lsn, err)
-				}
+			if lsn == redo && len(payload) > 0 {
+				return s.replayRedoRecord(lsn, payload)
 			}
 			return nil
 		}
-		s.replayedData++
 		db, a, err := wal.DecodeCommandInto(args[:0], payload)
 		if err != nil {
 			return fmt.Errorf("record %d: %w", lsn, err)
 		}
 		args = a
+		if txnlog.IsMarker(args) {
+			return s.replayMarker(lsn, args)
+		}
+		if s.txn.replay.Skip() {
+			return nil
+		}
+		s.replayedData++
 		if db >= s.ks.NumDBs() {
 			return fmt.Errorf("record %d: database %d, but the server has %d (--databases)", lsn, db, s.ks.NumDBs())
 		}
@@ -253,6 +262,30 @@ func (s *Shard) replayer(redo uint64) func(lsn uint64, typ wal.RecordType, paylo
 		}
 		return nil
 	}
+}
+
+// replayRedoRecord applies the record at the redo point: the database map
+// replay starts from (absent: the identity) and the txn mark.
+func (s *Shard) replayRedoRecord(lsn uint64, payload []byte) error {
+	var m []int
+	var err error
+	switch payload[0] {
+	case record.KindDBMap:
+		m, err = record.DecodeDBMap(payload)
+	case record.KindRedo:
+		var mark uint64
+		mark, m, err = record.DecodeRedo(payload)
+		s.txn.mark = max(s.txn.mark, mark)
+	default:
+		return nil
+	}
+	if err == nil && m != nil {
+		err = s.ks.SetDBMap(m)
+	}
+	if err != nil {
+		return fmt.Errorf("record %d: database map: %w", lsn, err)
+	}
+	return nil
 }
 
 // recordHeads reads the heads of heap records during the load, through

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/moond-db/moond/persistence/checkpoint"
-	"github.com/moond-db/moond/persistence/checkpoint/record"
 	"github.com/moond-db/moond/persistence/heap"
 	"github.com/moond-db/moond/persistence/manifest"
 	"github.com/moond-db/moond/persistence/recovery"
@@ -72,7 +71,7 @@ func (s *Shard) startCheckpoints(st *recovery.State, superseded []heap.RecordID)
 		Backend:       s.be,
 		ShardDir:      s.o.Dir,
 		Shard:         uint32(s.id),
-		WAL:           c.barrier,
+		WAL:           txnWAL{c.barrier, s},
 		Source:        s.ks,
 		Heap:          c.heap,
 		Manifest:      c.man,
@@ -81,7 +80,8 @@ func (s *Shard) startCheckpoints(st *recovery.State, superseded []heap.RecordID)
 		Interval:      t.CheckpointTimeout,
 		Deferred:      deferred,
 		OnBegin:       s.checkpointBegan,
-		BeginRecord:   s.dbMapRecord,
+		BeginRecord:   s.redoRecord,
+		Held:          s.o.Held,
 		OnPublished:   s.checkpointPublished,
 		OnPoison:      s.checkpointPoisoned,
 		OnVanished:    s.heapFileVanished,
@@ -90,16 +90,6 @@ func (s *Shard) startCheckpoints(st *recovery.State, superseded []heap.RecordID)
 	})
 	c.maxWAL = t.MaxWALSize
 	s.loop.BeforeWait(s.maybeWALFull)
-}
-
-// dbMapRecord is the record a checkpoint logs at its redo point: the map
-// from logical databases to the physical ones heap keys name, when SWAPDB
-// made it other than the identity.
-func (s *Shard) dbMapRecord() []byte {
-	if s.ks.IdentityDBMap() {
-		return nil
-	}
-	return record.AppendDBMap(nil, s.ks.DBMap())
 }
 
 func (s *Shard) checkpointBegan(redo uint64) {

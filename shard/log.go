@@ -19,6 +19,12 @@ func (s *Shard) Append(db int, args [][]byte) uint64 {
 	if s.wal == nil {
 		return 0
 	}
+	if s.txn.open != s.txn.begun && s.txn.open != 0 {
+		if err := s.beginPart(); err != nil {
+			s.refuseAppend(err)
+			return 0
+		}
+	}
 	lsn, err := s.wal.Appender().AppendCommand(db, args)
 	if err != nil {
 		// Not a command's record: Exec checked CanAppend before it ran, and

@@ -2,6 +2,8 @@ package shard
 
 import (
 	"context"
+	"fmt"
+	"github.com/moond-db/moond/persistence/txnlog"
 	"log/slog"
 	"time"
 
@@ -55,6 +57,19 @@ type Options struct {
 	// loading_* fields); the caller may read it from any thread.
 	Progress *LoadProgress
 
+	// Txns is the decision of the boot's first pass over every shard's log
+	// (ScanTxns, txnlog.Decide): the parts of txns across shards that the
+	// replay applies. Nil: the shard decides from its own log alone, as
+	// the only shard there is.
+	Txns *txnlog.Decision
+	// Held, when set, reports whether a txn holds the shard: its
+	// checkpoint neither begins nor takes keys meanwhile, so that the heap
+	// never holds a part whose txn is not decided.
+	Held func() bool
+	// SyncPeers, when set, makes every shard's WAL durable through what it
+	// holds and calls done on this shard's thread (txnsync.go).
+	SyncPeers func(done func(error))
+
 	// BootHold is the test-only boot hold (moond --test-hold-boot): when
 	// set, the boot calls it after the heap load and before the WAL
 	// replay, and it returns when the shard may go on loading.
@@ -101,6 +116,9 @@ type Shard struct {
 
 	aof // CONFIG SET appendonly at run time (aof.go)
 
+	txn      txnState // parts of txns across shards (txnpart.go)
+	abortLSN uint64   // the boot's last ABORT, durable before the shard serves
+
 	crashFaults *vfs.FaultyBackend // the crash hook's, inside linked chains (crash.go)
 
 	progress *LoadProgress // the boot's (loading.go)
@@ -141,7 +159,19 @@ func Boot(loop *runtime.Loop, o Options, done func(*Shard, error)) {
 				done(nil, err)
 				return
 			}
-			done(s, nil)
+			if s.abortLSN == 0 || s.ckpt.barrier == nil {
+				done(s, nil)
+				return
+			}
+			// The ABORTs are durable before anything else runs: a later
+			// boot must decide as this one did.
+			s.ckpt.barrier.Barrier(s.abortLSN, func(err error) {
+				if err != nil {
+					done(nil, fmt.Errorf("shard %d: log the aborts of transactions: %w", s.id, err))
+					return
+				}
+				done(s, nil)
+			})
 		}
 		if perr := loop.PostWait(context.Background(), finish); perr != nil && b != nil {
 			b.st.Heap.Close()

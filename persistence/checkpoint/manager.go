@@ -330,6 +330,9 @@ func (m *Manager) advance() {
 		var more bool
 		switch m.state {
 		case Writing:
+			if m.held() {
+				return // the next Tick goes on
+			}
 			more = m.writeSome()
 		case Flushing:
 			more = m.flushStep()
@@ -343,6 +346,10 @@ func (m *Manager) advance() {
 		}
 	}
 }
+
+// held reports whether the shard's txn hold keeps the checkpoint from
+// beginning or taking keys now (Options.Held).
+func (m *Manager) held() bool { return m.o.Held != nil && m.o.Held() }
 
 // enter moves the machine to state to, along one of its edges (Poisoned
 // is entered by poison alone); no operation may be in flight.

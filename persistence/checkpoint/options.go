@@ -160,6 +160,12 @@ type Options struct {
 	// the redo point, such as the database map. A checkpoint whose record
 	// cannot be appended does not begin; the tick tries again.
 	BeginRecord func() []byte
+	// Held, when set and true, keeps the checkpoint from beginning and
+	// from taking keys (Writing) for now: the shard is held by a txn across
+	// shards whose parts are not all durable yet, and neither the heap nor
+	// a redo point may depend on them (persistence/txnlog). The tick tries
+	// again.
+	Held func() bool
 	// OnStep, when set, is called as the checkpoint passes each Step: the
 	// crash points end-to-end tests stop the process at. StepBarrier and
 	// StepMidPwrite lie inside a linked chain, where the process cannot

@@ -10,6 +10,10 @@ import (
 )
 
 func (m *Manager) begin() {
+	if m.held() {
+		m.requested = true // the next Tick tries again
+		return
+	}
 	redo := m.o.WAL.NextLSN()
 	if m.o.BeginRecord != nil {
 		if p := m.o.BeginRecord(); p != nil {

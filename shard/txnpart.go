@@ -1,0 +1,191 @@
+package shard
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/moond-db/moond/persistence/checkpoint/record"
+	"github.com/moond-db/moond/persistence/control"
+	"github.com/moond-db/moond/persistence/txnlog"
+	"github.com/moond-db/moond/persistence/vfs"
+	"github.com/moond-db/moond/persistence/wal"
+)
+
+// The shard's side of txns across shards (persistence/txnlog, DESIGN.md
+// §3): a part's records between BEGIN and END in this shard's WAL, the
+// mark at each redo point, the replay that leaves out parts whose txn did
+// not commit, and the ABORTs a boot logs for them.
+//
+// The server opens a part (OpenPart) before each step of a txn that may
+// write runs here, closes it after (ClosePart), and ends it with the
+// txn's last step here (EndPart). BEGIN is logged before the part's first
+// record, so a step that writes nothing logs nothing but its END.
+
+// txnState is the shard's part state.
+type txnState struct {
+	open  uint64 // the txn whose step runs now, 0 for none
+	begun uint64 // the txn whose BEGIN is logged
+	// mark is the highest txid this shard's log names: at a redo point
+	// the parts below it are those of txns up to mark (txnlog.Summary).
+	mark uint64
+	// synced is the mark when the last sync of every shard's WAL began
+	// (txnsync.go); peerSyncs counts those syncs.
+	synced    uint64
+	peerSyncs int64
+
+	replay *txnlog.Replay // the boot's filter
+}
+
+// OpenPart makes the writes that follow part of txn txid's part on this
+// shard, until ClosePart.
+func (s *Shard) OpenPart(txid uint64) { s.txn.open = txid }
+
+// ClosePart ends the step of the open part.
+func (s *Shard) ClosePart() { s.txn.open = 0 }
+
+// EndPart logs txid's END, naming the shards that take part (ascending),
+// and returns its LSN (0 with appendonly no, or when the log refuses it:
+// the part then never commits, and the refusal answers the txn's client).
+func (s *Shard) EndPart(txid uint64, parts []int) uint64 {
+	s.txn.open = 0
+	if s.wal == nil {
+		return 0
+	}
+	lsn, err := s.wal.Appender().AppendCommand(0, txnlog.EndArgs(txid, parts))
+	if err != nil {
+		s.refuseAppend(err)
+		return 0
+	}
+	s.txn.mark = max(s.txn.mark, txid)
+	return lsn
+}
+
+// beginPart logs the open part's BEGIN before its first record.
+func (s *Shard) beginPart() error {
+	id := s.txn.open
+	if _, err := s.wal.Appender().AppendCommand(0, txnlog.BeginArgs(id)); err != nil {
+		return err
+	}
+	s.txn.begun = id
+	s.txn.mark = max(s.txn.mark, id)
+	return nil
+}
+
+// redoRecord is the record a checkpoint logs at its redo point: the txn
+// mark and the database map, when either is not the default (the map
+// alone as KindDBMap, as before txns across shards).
+func (s *Shard) redoRecord() []byte {
+	if s.txn.mark == 0 {
+		if s.ks.IdentityDBMap() {
+			return nil
+		}
+		return record.AppendDBMap(nil, s.ks.DBMap())
+	}
+	var m []int
+	if !s.ks.IdentityDBMap() {
+		m = s.ks.DBMap()
+	}
+	return record.AppendRedo(nil, s.txn.mark, m)
+}
+
+// replayMarker applies a MOOND.TXN record read by the WAL replay.
+func (s *Shard) replayMarker(lsn uint64, args [][]byte) error {
+	m, err := txnlog.Parse(args)
+	if err != nil {
+		return fmt.Errorf("record %d: %w", lsn, err)
+	}
+	s.txn.mark = max(s.txn.mark, m.Txid)
+	s.txn.replay.Marker(m)
+	return nil
+}
+
+// logAborts logs an ABORT for each part the replay left out, once the log
+// is open; it returns the LSN of the last (0 for none).
+func (s *Shard) logAborts() (uint64, error) {
+	r := s.txn.replay
+	s.txn.replay = nil
+	if r == nil || len(r.Dropped) == 0 {
+		return 0, nil
+	}
+	s.log.Warn("WAL replay left out the parts of transactions across shards that did not commit", "shard", s.id,
+		"transactions", len(r.Dropped), "records", r.Skipped)
+	if s.wal == nil {
+		return 0, nil
+	}
+	var lsn uint64
+	for _, id := range r.Dropped {
+		l, err := s.wal.Appender().AppendCommand(0, txnlog.AbortArgs(id))
+		if err != nil {
+			return 0, fmt.Errorf("shard %d: log the abort of txn %d: %w", s.id, id, err)
+		}
+		lsn = l
+	}
+	return lsn, nil
+}
+
+// ScanTxns is the first pass of a boot's recovery for txns across shards:
+// what shard o.ID's log says about them from its redo point on. It reads
+// the control file and the WAL and changes nothing; a log it cannot read
+// makes the shard's own recovery fail, with that recovery's words.
+func ScanTxns(o Options) (*txnlog.Summary, error) {
+	sum := &txnlog.Summary{}
+	c, _, err := control.Read(vfs.Default, o.Dir, uint32(o.ID))
+	if err != nil {
+		return nil, fmt.Errorf("shard %d: %w", o.ID, err)
+	}
+	var args [][]byte
+	redo := c.RedoLSN
+	_, err = wal.Recover(wal.RecoverOptions{
+		Dir:      (&Shard{o: o}).walDir(),
+		Shard:    uint32(o.ID),
+		Redo:     redo,
+		Floor:    c.CheckpointLSN + 1,
+		Salvage:  o.WALSalvage || os.Getenv(wal.SalvageEnv) == "1",
+		ReadOnly: true,
+		Apply: func(lsn uint64, typ wal.RecordType, payload []byte) error {
+			if typ != wal.RecordData {
+				if lsn == redo && len(payload) > 0 && payload[0] == record.KindRedo {
+					mark, _, err := record.DecodeRedo(payload)
+					if err != nil {
+						return fmt.Errorf("record %d: %w", lsn, err)
+					}
+					sum.SetMark(mark)
+				}
+				return nil
+			}
+			if !txnlog.IsEncodedMarker(payload) {
+				return nil
+			}
+			_, a, err := wal.DecodeCommandInto(args[:0], payload)
+			if err != nil {
+				return fmt.Errorf("record %d: %w", lsn, err)
+			}
+			args = a
+			m, err := txnlog.Parse(args)
+			if err != nil {
+				return fmt.Errorf("record %d: %w", lsn, err)
+			}
+			sum.Add(m)
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("shard %d: WAL scan for transactions: %w", o.ID, err)
+	}
+	return sum, nil
+}
+
+// decideTxns sets up the replay's filter: from Options.Txns, or, without
+// it, from this shard's own log (a shard alone).
+func (s *Shard) decideTxns() error {
+	d := s.o.Txns
+	if d == nil {
+		sum, err := ScanTxns(s.o)
+		if err != nil {
+			return err
+		}
+		d = txnlog.Decide(map[uint32]*txnlog.Summary{uint32(s.id): sum})
+	}
+	s.txn.replay = txnlog.NewReplay(d)
+	return nil
+}

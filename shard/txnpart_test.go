@@ -1,0 +1,108 @@
+package shard
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/moond-db/moond/persistence/txnlog"
+	"github.com/moond-db/moond/runtime"
+	"github.com/moond-db/moond/runtime/looptest"
+)
+
+// writePart runs SET a 1 and SET b 1 as part txid of a txn on s, ends it
+// naming parts when parts is not nil, and waits until the WAL holds it all.
+// The shard is then left as a crash leaves it: never closed.
+func writePart(t *testing.T, l *runtime.Loop, s *Shard, txid uint64, parts []int) {
+	t.Helper()
+	exec(t, l, s, "SET", "a", "0") // before the part: always kept
+	looptest.On(t, l, func() { s.OpenPart(txid) })
+	exec(t, l, s, "SET", "a", "1")
+	_, lsn := exec(t, l, s, "SET", "b", "1")
+	looptest.On(t, l, func() {
+		if parts != nil {
+			lsn = s.EndPart(txid, parts)
+		} else {
+			s.ClosePart()
+		}
+	})
+	durable := false
+	looptest.On(t, l, func() { s.WhenDurable(lsn, func() { durable = true }, func() { t.Error("WAL failed") }) })
+	if !looptest.Until(t, l, func() bool { return durable }) {
+		t.Fatal("the part never became durable")
+	}
+}
+
+// reopen opens the shard's directory again on a new loop, as a boot after
+// a crash does, and returns a and b.
+func reopen(t *testing.T, kind runtime.Kind, o Options) (*Shard, *runtime.Loop, string, string) {
+	t.Helper()
+	l := startLoop(t, kind)
+	s := open(t, l, o)
+	synced := false // Open (unlike Boot) does not wait for its ABORTs
+	looptest.On(t, l, func() { s.SyncLog(func(error) { synced = true }) })
+	if !looptest.Until(t, l, func() bool { return synced }) {
+		t.Fatal("the log never synced")
+	}
+	a, _ := exec(t, l, s, "GET", "a")
+	b, _ := exec(t, l, s, "GET", "b")
+	return s, l, a, b
+}
+
+// withOtherEnd decides from shard 0's log (o) and a shard 1 that holds
+// txn 9's END.
+func withOtherEnd(t *testing.T) func(o Options) *txnlog.Decision {
+	return func(o Options) *txnlog.Decision {
+		sum, err := ScanTxns(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := &txnlog.Summary{}
+		other.Add(txnlog.Marker{End: true, Txid: 9, Parts: []uint32{0, 1}})
+		return txnlog.Decide(map[uint32]*txnlog.Summary{0: sum, 1: other})
+	}
+}
+
+// TestPartsReplayOnlyWhenTheirTxnCommitted: a part whose END is missing,
+// or whose END names a shard that holds no part, is left out whole by the
+// replay, and stays out on the next boot (its ABORT); a part whose txn
+// committed is replayed whole.
+func TestPartsReplayOnlyWhenTheirTxnCommitted(t *testing.T) {
+	for _, kind := range backends {
+		t.Run(kind.String(), func(t *testing.T) {
+			cases := []struct {
+				name  string
+				parts []int
+				txns  func(o Options) *txnlog.Decision
+				want  string
+			}{
+				{"torn: no END", nil, nil, "$-1"},
+				{"END on this shard alone", []int{0}, nil, "$1"},
+				{"END names shard 1, which holds nothing", []int{0, 1}, nil, "$-1"},
+				{"END names shard 1, which holds its END", []int{0, 1}, withOtherEnd(t), "$1"},
+			}
+			for _, c := range cases {
+				o := testOptions(t.TempDir(), "always")
+				l := startLoop(t, kind)
+				writePart(t, l, open(t, l, o), 9, c.parts)
+				if c.txns != nil {
+					o.Txns = c.txns(o)
+				}
+				_, _, a, b := reopen(t, kind, o)
+				wantA := "$1\r\n1\r\n"
+				if c.want == "$-1" {
+					wantA = "$1\r\n0\r\n"
+				}
+				if a != wantA || !strings.HasPrefix(b, c.want+"\r\n") {
+					t.Fatalf("%s: a=%q b=%q after the first boot, want a=%q and b %s", c.name, a, b, wantA, c.want)
+				}
+				// The next boot decides as the first did, even when shard 1
+				// now holds its END (the first boot's ABORT wins).
+				o.Txns = withOtherEnd(t)(o)
+				_, _, a2, b2 := reopen(t, kind, o)
+				if a2 != a || b2 != b {
+					t.Fatalf("%s: second boot a=%q b=%q, first a=%q b=%q", c.name, a2, b2, a, b)
+				}
+			}
+		})
+	}
+}
