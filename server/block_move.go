@@ -36,16 +36,14 @@ func (c *conn) blockMoveAcross(spec *keyspace.CommandSpec, args [][]byte, reply 
 		reply.fill(0, b)
 		c.txnReplied(reply)
 	}
-	c.w.beginTxnAlone(shards, func(t *txn) {
+	t := c.w.beginTxnAlone(shards, func(t *txn) {
 		gatherExport(t, keys, proto, func() {
 			c.gatheredRun(t, spec, args, db, keys, proto, false, func(r []byte) {
-				if !isNullReply(r) {
-					for _, s := range t.shards {
-						t.release(s)
-					}
-					done(r)
+				if !isNullReply(r) { // moved: each shard's part ends
+					t.endParts(proto, func() { done(r) })
 					return
 				}
+				t.writes = false // nothing moved, nothing written
 				if !deadline.IsZero() && !time.Now().Before(deadline) {
 					for _, s := range t.shards {
 						t.release(s)
@@ -74,6 +72,7 @@ func (c *conn) blockMoveAcross(spec *keyspace.CommandSpec, args [][]byte, reply 
 			})
 		})
 	})
+	t.writes = true
 }
 
 // isNullReply reports whether r is a null (or null array) reply: a

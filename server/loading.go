@@ -86,6 +86,7 @@ func (s *Server) bootShards() {
 				return
 			}
 		}
+		s.txnDecision.Store(s.decideTxns(len(s.workers), s.shardOptions))
 		s.loadErr = s.collectBoots(s.startBoots())
 		if s.loadErr != nil {
 			return

@@ -46,6 +46,8 @@ type execGather struct {
 	pos  []int
 	db   int
 	at   map[int]int
+	// shards are the shards of its keys: it stores back on them.
+	shards []int
 }
 
 // execPart is a part of an item's reply: the reply of command idx of
@@ -100,7 +102,7 @@ func (c *conn) execQueued(cmds []queuedCmd) {
 		replies := map[int][][]byte{}
 		var lsn uint64
 		if len(shards) == 1 {
-			replies[c.w.id], lsn = runExecList(c.w, p.lists[c.w.id], c.out.Proto)
+			replies[c.w.id], lsn = runExecInline(c.w, p, c.out.Proto)
 		}
 		c.noteWrite(lsn)
 		data := p.assemble(replies, c.out.Proto)
@@ -115,11 +117,12 @@ func (c *conn) execQueued(cmds []queuedCmd) {
 		reply.fill(0, b)
 		c.txnReplied(reply)
 	}
+	writers := p.writers()
 	if len(p.gathers) == 0 && len(watches) == 0 {
-		c.execGrouped(p, shards, proto, finish)
+		c.execGrouped(p, shards, writers, proto, finish)
 		return
 	}
-	c.w.beginTxnAlone(shards, func(t *txn) {
+	t := c.w.beginTxnAlone(shards, func(t *txn) {
 		c.checkWatches(t, watches, proto, func(touched bool) {
 			if touched {
 				for _, s := range t.shards {
@@ -134,13 +137,51 @@ func (c *conn) execQueued(cmds []queuedCmd) {
 			c.execSegments(t, p, proto, finish)
 		})
 	})
+	t.writes, t.writers = writers != nil, writers
+}
+
+// writers are the shards the plan may write on, ascending; nil for none.
+func (p *execPlan) writers() []int {
+	var ws []int
+	for s, l := range p.lists {
+		if slices.ContainsFunc(l, func(sc execShardCmd) bool { return sc.spec.Writes() }) {
+			ws = append(ws, s)
+		}
+	}
+	for _, gi := range p.gathers {
+		if g := p.items[gi].gather; g.spec.Writes() {
+			ws = append(ws, g.shards...)
+		}
+	}
+	slices.Sort(ws)
+	return slices.Compact(ws)
+}
+
+// runExecInline runs an EXEC whose commands all live on w, the
+// connection's shard: as one part (persistence/txnlog) when it writes, so
+// that a crash never keeps half of it.
+func runExecInline(w *worker, p *execPlan, proto int) ([][]byte, uint64) {
+	if p.writers() == nil || w.sh == nil {
+		return runExecList(w, p.lists[w.id], proto)
+	}
+	id := w.srv.txnSeq.Add(1)
+	w.sh.OpenPart(id)
+	wasServing := w.serving
+	w.serving = true // blocked clients are served after the END
+	replies, lsn := runExecList(w, p.lists[w.id], proto)
+	lsn = max(lsn, w.sh.EndPart(id, []int{w.id}))
+	w.serving = wasServing
+	if !wasServing && w.holder == nil && len(w.ready) > 0 {
+		w.serveReady()
+	}
+	return replies, lsn
 }
 
 // execGrouped runs a plan with no gathered command and no watch as a txn
 // of one step per shard, which may share its holds with other txns.
-func (c *conn) execGrouped(p *execPlan, shards []int, proto int, finish func([]byte)) {
+func (c *conn) execGrouped(p *execPlan, shards, writers []int, proto int, finish func([]byte)) {
 	replies := make(map[int][][]byte, len(shards))
-	c.w.beginTxn(shards, func(t *txn) {
+	t := c.w.beginTxn(shards, func(t *txn) {
 		left := len(shards)
 		for _, s := range shards {
 			list := p.lists[s]
@@ -157,6 +198,7 @@ func (c *conn) execGrouped(p *execPlan, shards []int, proto int, finish func([]b
 			})
 		}
 	})
+	t.writes, t.writers = writers != nil, writers
 }
 
 // checkWatches asks every shard of t that holds watches of ws whether one
@@ -281,8 +323,9 @@ func (c *conn) planData(p *execPlan, it *execItem, spec *keyspace.CommandSpec, a
 			g.at[s] = len(l)
 		}
 		for _, k := range pos {
-			p.shards = append(p.shards, c.w.srv.shardOf(args[k]))
+			g.shards = append(g.shards, c.w.srv.shardOf(args[k]))
 		}
+		p.shards = append(p.shards, g.shards...)
 		it.gather = g // planExec lists it in p.gathers
 		return
 	}

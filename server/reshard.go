@@ -43,6 +43,12 @@ func (s *Server) reshard() error {
 		return err
 	}
 	s.log.Info("resharding: new shards open, moving the keys", "staging", staging)
+	old := func(j int) shard.Options {
+		o := s.shardOptions(j)
+		o.Dir = filepath.Join(s.cfg.Dir, shard.DirName(j))
+		return o
+	}
+	s.txnDecision.Store(s.decideTxns(from, old))
 	moved, err := m.moveFrom(s, from)
 	if err == nil {
 		err = m.checkpoint()
@@ -88,6 +94,7 @@ func (s *Server) openStaging(staging string, n int) (*mover, error) {
 		o := s.shardOptions(i)
 		o.Dir = filepath.Join(staging, shard.DirName(i))
 		o.AppendOnly, o.CrashAt, o.BootHold, o.WrapBackend, o.Progress = true, shard.CrashPoint{}, nil, nil, nil
+		o.Txns, o.Held = nil, nil // empty, and no txn runs on them
 		o.Log = s.log.With("reshard", "new")
 		every := time.Second / time.Duration(s.hz())
 		err := loop.Post(func() {

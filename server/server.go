@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/moond-db/moond/persistence/txnlog"
 	"log/slog"
 	"net"
 	"path/filepath"
@@ -44,7 +45,9 @@ type Server struct {
 	clients      atomic.Int64
 	nextClientID atomic.Int64
 	stopping     atomic.Bool
-	txnsLive     atomic.Int64 // txns begun and not yet released on every shard (txn.go)
+	txnsLive     atomic.Int64                    // txns begun and not yet released on every shard (txn.go)
+	txnSeq       atomic.Uint64                   // the last txid handed out (txn.go), above every txid the logs name
+	txnDecision  atomic.Pointer[txnlog.Decision] // the boot's first pass (txn_boot.go)
 	activeExpire atomic.Bool
 	aofRewrites  atomic.Int64
 	peakMem      atomic.Int64 // used_memory_peak
@@ -250,6 +253,7 @@ func (s *Server) Stop() {
 	if n := s.txnsLive.Load(); n > 0 {
 		s.log.Error("shutdown: transactions still running when the shards close", "txns", n)
 	}
+	s.syncForStop(ctx)
 	sealed := make(chan error, len(s.workers))
 	n := 0
 	for _, w := range s.workers {
@@ -316,6 +320,12 @@ func (s *Server) shardOptions(id int) shard.Options {
 		Started:         s.started,
 		CrashAt:         s.CrashAt,
 		WALRecordLimit:  s.WALRecordLimit,
+		Txns:            s.txnDecision.Load(),
+	}
+	if id < len(s.workers) {
+		w := s.workers[id]
+		o.Held = func() bool { return w.holder != nil }
+		o.SyncPeers = s.syncPeersFrom(w)
 	}
 	if s.HoldBoot != nil {
 		o.BootHold = func() {

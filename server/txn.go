@@ -44,6 +44,25 @@ type txn struct {
 	onHeld func(t *txn)
 	alone  bool         // steps in rounds: never grouped with others
 	left   atomic.Int32 // shards not released yet (Server.txnsLive)
+
+	// id is taken when the group holds every shard (the lock point), from
+	// one counter for the whole server: on every shard, the parts of txns
+	// come in the order of their ids (persistence/txnlog).
+	id uint64
+	// writes is set by a txn that may write (before it is held): each of
+	// its steps on a shard in writers is part of its part there, and its
+	// last step there logs END; those shards are released together once
+	// every END is in its WAL (closeParts), so that nothing reads or
+	// overwrites a part before the txn is whole in the logs.
+	writes bool
+	// writers are the shards whose last step logs END (nil: every shard).
+	writers []int
+	// On the coordinator: the shards whose last step logs END and was sent,
+	// how many of those answered, and how many shards were released
+	// otherwise.
+	ending   []int
+	answered int
+	freed    int
 }
 
 // txnGroup is what holds the shards: the txns one shard began in one loop
@@ -131,6 +150,7 @@ func (w *worker) startGroup(txns []*txn) {
 func (g *txnGroup) acquire() {
 	if g.next == len(g.shards) {
 		for _, t := range g.txns {
+			t.id = g.coord.srv.txnSeq.Add(1)
 			t.onHeld(t)
 		}
 		return
@@ -226,22 +246,47 @@ type stepFunc func(w *worker, out *resp.Writer) uint64
 
 // step runs fn on shard s, which t's group holds, then, once the WAL holds
 // what fn wrote, calls done on the coordinator with fn's reply (a MISCONF
-// error when it never will). With release set, t needs s no more after fn.
+// error when it never will). With release set, t needs s no more after fn:
+// s is released at once, or, when the step ends t's part on s (writes),
+// once every part's END is in its WAL (closeParts).
 func (t *txn) step(s int, proto int, fn stepFunc, release bool, done func(reply []byte)) {
 	coord := t.g.coord
 	target := coord.srv.workers[s]
+	writes := t.writes && t.writesOn(s)
+	ends := release && writes
+	switch {
+	case ends:
+		t.ending = append(t.ending, s)
+		inner := done
+		done = func(reply []byte) {
+			inner(reply)
+			t.answered++
+			t.closeParts()
+		}
+	case release:
+		t.freed++
+	}
 	run := func() {
 		out := resp.Writer{Proto: proto}
 		if target.closing { // its WAL is closing: nothing more runs there
 			out.Error(shutdownError)
-			if release {
+			if release && !ends {
 				t.done(target)
 			}
 			target.send(coord, func() { done(out.Buf) })
 			return
 		}
+		if writes {
+			target.sh.OpenPart(t.id)
+		}
 		lsn := fn(target, &out)
-		if release {
+		switch {
+		case ends:
+			lsn = max(lsn, target.sh.EndPart(t.id, t.partShards()))
+		case writes:
+			target.sh.ClosePart()
+		}
+		if release && !ends {
 			t.done(target)
 		}
 		back := func(reply []byte) {
@@ -268,8 +313,56 @@ func (t *txn) step(s int, proto int, fn stepFunc, release bool, done func(reply 
 	coord.send(target, run)
 }
 
-// release tells shard s that t needs it no more, without a step.
+// endParts ends t's part on each of its shards with a last step that runs
+// nothing, then calls then on the coordinator: for a txn whose writes ran
+// in steps that did not release.
+func (t *txn) endParts(proto int, then func()) {
+	left := len(t.shards)
+	for _, s := range t.shards {
+		t.step(s, proto, func(*worker, *resp.Writer) uint64 { return 0 }, true, func([]byte) {
+			if left--; left == 0 {
+				then()
+			}
+		})
+	}
+}
+
+// writesOn reports whether shard s takes part in t's writes.
+func (t *txn) writesOn(s int) bool {
+	return t.writers == nil || slices.Contains(t.writers, s)
+}
+
+// partShards are the shards t's END names.
+func (t *txn) partShards() []int {
+	if t.writers != nil {
+		return t.writers
+	}
+	return t.shards
+}
+
+// closeParts releases the shards whose last step ended t's part, once
+// every shard was released or sent its last step and every END is in its
+// WAL (their steps answered). It runs on the coordinator.
+func (t *txn) closeParts() {
+	if len(t.ending)+t.freed != len(t.shards) || t.answered != len(t.ending) {
+		return
+	}
+	for _, s := range t.ending {
+		t.releaseNow(s)
+	}
+	t.ending = nil
+}
+
+// release tells shard s that t needs it no more, without a step: t wrote
+// nothing there.
 func (t *txn) release(s int) {
+	t.freed++
+	t.releaseNow(s)
+	t.closeParts()
+}
+
+// releaseNow tells shard s that t needs it no more.
+func (t *txn) releaseNow(s int) {
 	coord := t.g.coord
 	target := coord.srv.workers[s]
 	if target == coord {

@@ -14,7 +14,7 @@ import (
 func (c *conn) runParts(reply *pendingReply, shards []int, subs [][][]byte) {
 	db, proto := c.client.DB, c.out.Proto
 	c.blockWait = reply
-	c.w.beginTxn(shards, func(t *txn) {
+	t := c.w.beginTxn(shards, func(t *txn) {
 		for i, s := range shards {
 			sub := subs[i]
 			t.step(s, proto, func(w *worker, out *resp.Writer) uint64 {
@@ -23,6 +23,7 @@ func (c *conn) runParts(reply *pendingReply, shards []int, subs [][][]byte) {
 			}, true, func(r []byte) { c.partDone(reply, i, r) })
 		}
 	})
+	t.writes = keyspace.Lookup(subs[0][0]).Writes()
 }
 
 // partDone fills part i of reply, the reply the connection waits for;
@@ -74,7 +75,7 @@ func (c *conn) msetnxAcross(args [][]byte, pos []int) {
 		reply.fill(0, out.Buf)
 		c.txnReplied(reply)
 	}
-	c.w.beginTxnAlone(order, func(t *txn) {
+	t := c.w.beginTxnAlone(order, func(t *txn) {
 		left, found := len(order), int64(0)
 		var failed []byte
 		for i, s := range order {
@@ -104,6 +105,7 @@ func (c *conn) msetnxAcross(args [][]byte, pos []int) {
 			})
 		}
 	})
+	t.writes = true
 }
 
 // msetnxSet is MSETNX's second round: every shard sets its keys, and the

@@ -44,7 +44,7 @@ func (c *conn) runGathered(spec *keyspace.CommandSpec, args [][]byte, pos []int)
 	reply := c.newPending(1, nil)
 	c.blockWait = reply
 	proto, db := c.out.Proto, c.client.DB
-	c.w.beginTxnAlone(shards, func(t *txn) {
+	t := c.w.beginTxnAlone(shards, func(t *txn) {
 		gatherExport(t, keys, proto, func() {
 			c.gatheredRun(t, spec, args, db, keys, proto, true, func(b []byte) {
 				reply.fill(0, b)
@@ -52,6 +52,7 @@ func (c *conn) runGathered(spec *keyspace.CommandSpec, args [][]byte, pos []int)
 			})
 		})
 	})
+	t.writes = spec.Writes()
 }
 
 // gatherExport has every shard of t hand over its keys of keys (their
@@ -135,6 +136,16 @@ func (c *conn) gatheredRun(t *txn, spec *keyspace.CommandSpec, args [][]byte, db
 			changes[k.shard] = append(changes[k.shard], gatherChange{db: k.db, key: k.key})
 		case ok && (!k.found || !sameMoved(after, k.before)):
 			changes[k.shard] = append(changes[k.shard], gatherChange{db: k.db, key: k.key, put: true, value: after})
+		}
+	}
+	if release && t.writes {
+		// The parts are on the shards that store something back, each
+		// with its last step; the others are released at once.
+		t.writers = []int{}
+		for _, s := range t.shards {
+			if len(changes[s]) > 0 {
+				t.writers = append(t.writers, s)
+			}
 		}
 	}
 	left := len(t.shards)

@@ -32,8 +32,9 @@ type crashWriter struct {
 // crashRound runs writers against s until each had minAcked acknowledged
 // transactions, kills s with SIGKILL while they still write, restarts moond
 // on s's directory and returns the pairs that hold two generations
-// (partial transactions); acknowledged writes that were lost fail t.
-func crashRound(t *testing.T, s *server, backend string, shards, round, minAcked int) (*server, int) {
+// (partial transactions) and how many transactions were acknowledged;
+// acknowledged writes that were lost fail t.
+func crashRound(t *testing.T, s *server, backend string, shards, round, minAcked int) (*server, int, int64) {
 	const writers = 8
 	ws := make([]*crashWriter, writers)
 	for i := range ws {
@@ -84,8 +85,9 @@ func crashRound(t *testing.T, s *server, backend string, shards, round, minAcked
 
 	s2 := startServerIn(t, s.dir, backend, shards)
 	c2 := s2.client(2)
-	partial := 0
+	partial, acked := 0, int64(0)
 	for i, w := range ws {
+		acked += w.ackd.Load()
 		vals, err := c2.MGet(ctx(t), w.x, w.y).Result()
 		if err != nil {
 			t.Fatal(err)
@@ -104,7 +106,7 @@ func crashRound(t *testing.T, s *server, backend string, shards, round, minAcked
 				round, i, w.mset, w.x, gx, w.y, gy, ackd, sent)
 		}
 	}
-	return s2, partial
+	return s2, partial, acked
 }
 
 func allAcked(ws []*crashWriter, minAcked int64) bool {
@@ -140,7 +142,7 @@ func TestMultiKill9KeepsAcknowledgedTransactions(t *testing.T) {
 				total := 0
 				for round := range 3 {
 					var partial int
-					s, partial = crashRound(t, s, backend, shards, round, 20)
+					s, partial, _ = crashRound(t, s, backend, shards, round, 20)
 					total += partial
 				}
 				if shards == 1 && total > 0 {
@@ -153,25 +155,30 @@ func TestMultiKill9KeepsAcknowledgedTransactions(t *testing.T) {
 }
 
 // TestMultiKill9AtomicAcrossShards: after kill -9, no transaction over two
-// shards is half there. Each shard logs its part in its own WAL and
-// nothing yet ties the parts together at recovery (issue 17 point 4).
+// shards is half there, although each shard logs its part in its own WAL
+// (persistence/txnlog: a txn commits when every shard holds its END).
+// MOOND_CRASH_ROUNDS sets the rounds per backend (default 10).
 func TestMultiKill9AtomicAcrossShards(t *testing.T) {
-	if os.Getenv("MOOND_CROSS_SHARD_CRASH") == "" {
-		t.Skip("crash atomicity across shards: not built yet (issue 17 point 4); MOOND_CROSS_SHARD_CRASH=1 runs it")
+	rounds := 10
+	if n, err := strconv.Atoi(os.Getenv("MOOND_CRASH_ROUNDS")); err == nil && n > 0 {
+		rounds = n
 	}
 	for _, backend := range []string{"uring", "pool"} {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			s := startServer(t, backend, 2)
-			rounds, partial, hit := 10, 0, 0
+			partial, hit, acked := 0, 0, int64(0)
 			for round := range rounds {
 				var p int
-				s, p = crashRound(t, s, backend, 2, round, 10)
+				var a int64
+				s, p, a = crashRound(t, s, backend, 2, round, 10)
 				partial += p
+				acked += a
 				if p > 0 {
 					hit++
 				}
 			}
+			t.Logf("%s: %d kill -9 cycles, %d transactions acknowledged, %d partial", backend, rounds, acked, partial)
 			if partial > 0 {
 				t.Errorf("%s: %d partial transactions in %d of %d rounds of 8 writers", backend, partial, hit, rounds)
 			}
@@ -279,4 +286,125 @@ func sigtermRound(t *testing.T, s *server, backend string, round int) *server {
 		t.Errorf("round %d: after SIGTERM and restart the total is %d, want %d: %v", round, sum, counters*start, vals)
 	}
 	return s2
+}
+
+// TestMultiTransfersSurviveKill9: transfers between counters on four
+// shards (MULTI DECRBY INCRBY... EXEC, each over two or three shards) run
+// with readers checking the total, moond is killed with SIGKILL while they
+// run, and after every restart the total is the same: no transfer is half
+// there after a crash.
+func TestMultiTransfersSurviveKill9(t *testing.T) {
+	for _, backend := range []string{"uring", "pool"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			const shards, counters, start = 4, 8, 1000
+			s := startServer(t, backend, shards)
+			keys := make([]string, counters)
+			pairs := []any{}
+			for i := range keys {
+				keys[i] = keyOnShardOf(fmt.Sprintf("kt%d-", i), i%shards, shards)
+				pairs = append(pairs, keys[i], start)
+			}
+			if err := s.client(2).MSet(ctx(t), pairs...).Err(); err != nil {
+				t.Fatal(err)
+			}
+			var acked int64
+			for round := range 5 {
+				var n int64
+				s, n = transferKillRound(t, s, backend, shards, keys, round)
+				acked += n
+				vals, err := s.client(2).MGet(ctx(t), keys...).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum := int64(0)
+				for _, v := range vals {
+					sum += genOf(t, v)
+				}
+				if sum != counters*start {
+					t.Fatalf("round %d: the total after kill -9 is %d, want %d: %v", round, sum, counters*start, vals)
+				}
+			}
+			t.Logf("%s: 5 kill -9 cycles, %d transfers acknowledged, the total whole after each", backend, acked)
+		})
+	}
+}
+
+// transferKillRound runs transfers and total-checking readers against s,
+// kills s once every writer had 10 transfers acknowledged, restarts it and
+// returns the new server and the transfers acknowledged.
+func transferKillRound(t *testing.T, s *server, backend string, shards int, keys []string, round int) (*server, int64) {
+	const writers = 6
+	c := redis.NewClient(&redis.Options{Addr: s.addr(), Protocol: 2, DisableIdentity: true,
+		PoolSize: writers + 1, MaxRetries: -1})
+	defer c.Close()
+	acks := make([]atomic.Int64, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				from := (w + i + round) % len(keys)
+				to := []int{(from + 1 + w%3) % len(keys)}
+				if i%2 == 0 {
+					to = append(to, (from+5)%len(keys))
+				}
+				_, err := c.TxPipelined(context.Background(), func(p redis.Pipeliner) error {
+					p.DecrBy(context.Background(), keys[from], int64(len(to)))
+					for _, k := range to {
+						p.IncrBy(context.Background(), keys[k], 1)
+					}
+					return nil
+				})
+				if err != nil {
+					return // the kill
+				}
+				acks[w].Add(1)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() { // a reader: every MGET sees the whole total
+		defer wg.Done()
+		for {
+			vals, err := c.MGet(context.Background(), keys...).Result()
+			if err != nil {
+				return
+			}
+			sum := int64(0)
+			for _, v := range vals {
+				sum += genOf(t, v)
+			}
+			if sum != int64(len(keys))*1000 {
+				t.Errorf("round %d: a reader saw a total of %d", round, sum)
+				return
+			}
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		least := int64(-1)
+		for i := range acks {
+			if n := acks[i].Load(); least < 0 || n < least {
+				least = n
+			}
+		}
+		if least >= 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			s.kill9()
+			wg.Wait()
+			t.Fatalf("round %d: the writers did not get 10 transfers each within 10s", round)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s.kill9()
+	wg.Wait()
+	total := int64(0)
+	for i := range acks {
+		total += acks[i].Load()
+	}
+	return startServerIn(t, s.dir, backend, shards), total
 }
