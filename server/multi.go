@@ -1,8 +1,6 @@
 package server
 
 import (
-	"strings"
-
 	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/resp"
 )
@@ -110,21 +108,16 @@ func (c *conn) inMulti(cmd *command, args [][]byte) bool {
 }
 
 // notInMulti returns the error of a command a transaction may not hold:
-// Redis's no-multi commands, and the server commands moond does not run
-// inside EXEC yet.
+// Redis's no-multi commands (and the replication ones moond has not).
+// Every other server command is queued; EXEC runs it when it plans the
+// transaction, before the data commands (multi_exec.go, capture).
 func notInMulti(cmd *command) string {
 	if cmd.server == nil {
-		return ""
-	}
-	if _, ok := execLocalCmds[cmd.name]; ok {
-		return ""
-	}
-	if _, ok := execAllShards[cmd.name]; ok {
 		return ""
 	}
 	switch cmd.name {
 	case "save", "shutdown", "subscribe", "psubscribe", "ssubscribe", "monitor", "sync", "psync", "replconf":
 		return "ERR Command not allowed inside a transaction"
 	}
-	return "ERR " + strings.ToUpper(cmd.name) + " inside MULTI is not supported by moond yet"
+	return ""
 }

@@ -16,11 +16,6 @@ import (
 // on those shards from the first of them to the last. Blocking commands
 // do not block (Redis's rule in a transaction).
 
-// execLocalCmds are the server commands EXEC runs on the connection's
-// shard, in their turn. Each must answer at once (capture): LASTSAVE,
-// which asks every shard and answers later, may not be one of them.
-var execLocalCmds = map[string]struct{}{"ping": {}, "echo": {}, "select": {}, "time": {}}
-
 // execAllShards are the commands that concern every shard's keys, with how
 // their replies merge.
 var execAllShards = map[string]func(parts [][]byte, w *resp.Writer){
@@ -32,7 +27,11 @@ var execAllShards = map[string]func(parts [][]byte, w *resp.Writer){
 // local server command, an error), or the parts that shards produce and
 // how they merge.
 type execItem struct {
-	reply  []byte
+	reply []byte
+	// waits are the replies a server command queued to fill later
+	// (INFO, CONFIG RESETSTAT, BGSAVE, ...): the item's reply is reply
+	// followed by theirs, and EXEC runs once they are complete.
+	waits  []*pendingReply
 	parts  []execPart
 	merge  func(parts [][]byte, w *resp.Writer)
 	gather *execGather // a command run gathered (txn_gather.go)
@@ -82,6 +81,34 @@ func (c *conn) execQueued(cmds []queuedCmd) {
 	c.w.stats.execs++
 	db0 := c.client.DB
 	p := c.planExec(cmds)
+	var waits []*pendingReply
+	for _, it := range p.items {
+		for _, w := range it.waits {
+			if !w.ready() {
+				waits = append(waits, w)
+			}
+		}
+	}
+	if len(waits) == 0 {
+		c.execPlanned(p, watches, db0, nil)
+		return
+	}
+	// The server commands it captured finish first, as they ran first.
+	reply := c.newPending(1, nil)
+	c.blockWait = reply
+	left := len(waits)
+	for _, w := range waits {
+		w.onReady = func() {
+			if left--; left == 0 {
+				c.execPlanned(p, watches, db0, reply)
+			}
+		}
+	}
+}
+
+// execPlanned runs plan p of an EXEC that started in database db0;
+// reply, when not nil, is the EXEC's queued reply (else it is made here).
+func (c *conn) execPlanned(p *execPlan, watches []*connWatch, db0 int, reply *pendingReply) {
 	c.client.DB = p.db
 	shards := make([]int, 0, len(p.lists))
 	for s := range p.lists {
@@ -94,24 +121,34 @@ func (c *conn) execQueued(cmds []queuedCmd) {
 	if len(p.gathers) == 0 && (len(shards) == 0 || len(shards) == 1 && shards[0] == c.w.id) {
 		// All on this shard: nothing runs between the check and the
 		// commands, nor between the commands.
+		var data []byte
 		if touchedHere(c.w, watches) {
 			c.client.DB = db0
-			c.replyLocal(func(w *resp.Writer) { w.NullArray() })
+			w := resp.Writer{Proto: c.out.Proto}
+			w.NullArray()
+			data = w.Buf
+		} else {
+			replies := map[int][][]byte{}
+			var lsn uint64
+			if len(shards) == 1 {
+				replies[c.w.id], lsn = runExecInline(c.w, p, c.out.Proto)
+			}
+			c.noteWrite(lsn)
+			data = p.assemble(replies, c.out.Proto)
+			c.w.noteReply(data)
+		}
+		if reply != nil {
+			reply.fill(0, data)
+			c.txnReplied(reply)
 			return
 		}
-		replies := map[int][][]byte{}
-		var lsn uint64
-		if len(shards) == 1 {
-			replies[c.w.id], lsn = runExecInline(c.w, p, c.out.Proto)
-		}
-		c.noteWrite(lsn)
-		data := p.assemble(replies, c.out.Proto)
-		c.w.noteReply(data)
 		c.replyLocal(func(w *resp.Writer) { w.Raw(data) })
 		return
 	}
-	reply := c.newPending(1, nil)
-	c.blockWait = reply
+	if reply == nil {
+		reply = c.newPending(1, nil)
+		c.blockWait = reply
+	}
 	proto := c.out.Proto
 	finish := func(b []byte) {
 		reply.fill(0, b)
@@ -274,7 +311,7 @@ func (c *conn) planExec(cmds []queuedCmd) *execPlan {
 		it := &p.items[i]
 		switch {
 		case q.cmd.server != nil && q.cmd.name == "select":
-			it.reply = c.capture(q.cmd.server, q.args)
+			it.reply, it.waits = c.capture(q.cmd.server, q.args)
 			p.db = c.client.DB
 		case q.cmd.server != nil:
 			if merge, ok := execAllShards[q.cmd.name]; ok {
@@ -284,7 +321,7 @@ func (c *conn) planExec(cmds []queuedCmd) *execPlan {
 				it.merge = merge
 				continue
 			}
-			it.reply = c.capture(q.cmd.server, q.args)
+			it.reply, it.waits = c.capture(q.cmd.server, q.args)
 		default:
 			c.planData(p, it, q.cmd.spec, q.args, proto)
 			if it.gather != nil {
@@ -349,8 +386,11 @@ func (p *execPlan) assemble(replies map[int][][]byte, proto int) []byte {
 	w.ArrayHeader(len(p.items))
 	for _, it := range p.items {
 		switch {
-		case it.reply != nil:
+		case it.reply != nil || it.waits != nil:
 			w.Raw(it.reply)
+			for _, p := range it.waits {
+				w.Raw(p.data)
+			}
 		case it.merge == nil:
 			w.Raw(replies[it.parts[0].shard][it.parts[0].idx])
 		default:
@@ -366,15 +406,24 @@ func (p *execPlan) assemble(replies map[int][][]byte, proto int) []byte {
 	return w.Buf
 }
 
-// capture runs a server command that answers at once on this shard and
-// returns its reply instead of queueing it.
-func (c *conn) capture(sc *serverCmd, args [][]byte) []byte {
-	out, queue := c.out, c.queue
+// capture runs a server command at once on this shard and returns its
+// reply instead of queueing it: what it wrote, and the replies it queued to
+// be filled later (a command that asks other shards), which are complete
+// once their own completions ran.
+func (c *conn) capture(sc *serverCmd, args [][]byte) ([]byte, []*pendingReply) {
+	out, queue, wait := c.out, c.queue, c.blockWait
 	c.out, c.queue = resp.Writer{Proto: out.Proto}, replyQueue{}
 	sc.run(c, args)
-	reply := c.out.Buf
-	c.out, c.queue = out, queue
-	return reply
+	reply, later := c.out.Buf, c.queue.items[c.queue.head:]
+	out.Proto = c.out.Proto // HELLO switches the protocol
+	c.out, c.queue, c.blockWait = out, queue, wait
+	if len(later) == 0 {
+		if reply == nil {
+			reply = []byte{} // not nil: the item has its reply
+		}
+		return reply, nil
+	}
+	return reply, slices.Clone(later)
 }
 
 // execSegments runs a plan in t, which holds every shard it needs: the

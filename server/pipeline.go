@@ -14,6 +14,9 @@ type pendingReply struct {
 	left  int
 	merge func(parts [][]byte, w *resp.Writer)
 	proto int
+	// onReady, when set, runs once the reply is complete (EXEC waits so
+	// for the replies of the server commands it captured).
+	onReady func()
 }
 
 func (p *pendingReply) ready() bool { return p.left == 0 }
@@ -30,6 +33,11 @@ func (p *pendingReply) fill(part int, b []byte) {
 		w := resp.Writer{Proto: p.proto}
 		p.merge(p.parts, &w)
 		p.data, p.parts = w.Buf, nil
+	}
+	if p.left == 0 && p.onReady != nil {
+		f := p.onReady
+		p.onReady = nil
+		f()
 	}
 }
 

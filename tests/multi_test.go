@@ -267,7 +267,6 @@ var multiCases = []multiCase{
 		x.want("(nil)", "get", "foo")
 	}},
 	{"MULTI with BGREWRITEAOF", func(x *txClient, _ int) {
-		x.t.Skip("moond: BGREWRITEAOF inside MULTI answers 'not supported by moond yet' (server/multi.go notInMulti)")
 		x.want("OK", "multi")
 		x.want("QUEUED", "set", "foo", "bar")
 		x.want("QUEUED", "bgrewriteaof")
@@ -276,14 +275,12 @@ var multiCases = []multiCase{
 		}
 	}},
 	{"MULTI with config set appendonly", func(x *txClient, _ int) {
-		x.t.Skip("moond: CONFIG inside MULTI answers 'not supported by moond yet' (server/multi.go notInMulti)")
 		x.want("OK", "multi")
 		x.want("QUEUED", "set", "foo", "bar")
 		x.want("QUEUED", "config", "set", "appendonly", "yes")
 		x.want("[OK OK]", "exec")
 	}},
 	{"MULTI with config error", func(x *txClient, _ int) {
-		x.t.Skip("moond: CONFIG inside MULTI answers 'not supported by moond yet' (server/multi.go notInMulti)")
 		x.want("OK", "multi")
 		x.want("QUEUED", "set", "foo", "bar")
 		x.want("QUEUED", "config", "set", "maxmemory", "bla")
