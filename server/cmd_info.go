@@ -116,6 +116,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		st.rejectedConnections += si.stats.rejectedConnections
 		st.txns += si.stats.txns
 		st.txnsAcross += si.stats.txnsAcross
+		st.txnGroups += si.stats.txnGroups
 		st.execs += si.stats.execs
 		st.heldNanos += si.stats.heldNanos
 		st.commands += si.stats.commands
@@ -259,6 +260,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		kv("total_exec_commands", st.execs)
 		kv("txns_coordinated", st.txns)
 		kv("txns_across_shards", st.txnsAcross)
+		kv("txn_groups", st.txnGroups)
 		kv("txn_shard_hold_usec", st.heldNanos/1000)
 	case "replication":
 		b.WriteString("# Replication\r\n")

@@ -76,6 +76,7 @@ type workerStats struct {
 	cmdCalls            []cmdStat // by command id
 	txns                int64     // txns coordinated here (txn.go)
 	txnsAcross          int64     // of which over more than one shard
+	txnGroups           int64     // groups of txns that held their shards together
 	execs               int64     // EXECs that ran their queue
 	heldNanos           int64     // time txns held this shard
 }
