@@ -218,24 +218,23 @@ func runExecInline(w *worker, p *execPlan, proto int) ([][]byte, uint64) {
 // of one step per shard, which may share its holds with other txns.
 func (c *conn) execGrouped(p *execPlan, shards, writers []int, proto int, finish func([]byte)) {
 	replies := make(map[int][][]byte, len(shards))
-	t := c.w.beginTxn(shards, func(t *txn) {
-		left := len(shards)
-		for _, s := range shards {
-			list := p.lists[s]
-			var got [][]byte
-			t.step(s, proto, func(w *worker, out *resp.Writer) uint64 {
-				var lsn uint64
-				got, lsn = runExecList(w, list, proto)
-				return lsn
-			}, true, func(r []byte) {
-				replies[s] = repliesOr(got, len(list), r)
-				if left--; left == 0 {
-					finish(p.assemble(replies, proto))
-				}
-			})
-		}
-	})
+	t := c.w.beginTxn(shards, (*txn).runEarly)
 	t.writes, t.writers = writers != nil, writers
+	left := len(shards)
+	for _, s := range shards {
+		list := p.lists[s]
+		var got [][]byte
+		t.stepEarly(s, proto, func(w *worker, out *resp.Writer) uint64 {
+			var lsn uint64
+			got, lsn = runExecList(w, list, proto)
+			return lsn
+		}, true, func(r []byte) {
+			replies[s] = repliesOr(got, len(list), r)
+			if left--; left == 0 {
+				finish(p.assemble(replies, proto))
+			}
+		})
+	}
 }
 
 // checkWatches asks every shard of t that holds watches of ws whether one

@@ -63,6 +63,7 @@ type txn struct {
 	ending   []int
 	answered int
 	freed    int
+	early    []*earlyStep // steps known before the hold (txn_early.go)
 }
 
 // txnGroup is what holds the shards: the txns one shard began in one loop
@@ -79,6 +80,9 @@ type txnGroup struct {
 	// left[s] is how many of the group's txns still need shard s; it is
 	// set before the group asks for s and then touched on s only.
 	left []int
+	// earlyRuns are the early steps sent with the last hold request, run
+	// by that shard when it grants (txn_early.go).
+	earlyRuns []func()
 }
 
 // beginTxn starts a txn coordinated by w over shards (any order,
@@ -132,6 +136,7 @@ func (w *worker) startTxns() {
 
 // startGroup makes a group of txns and has it ask for the first shard.
 func (w *worker) startGroup(txns []*txn) {
+	w.stats.txnGroups++
 	g := &txnGroup{coord: w, txns: txns, left: make([]int, w.srv.nshards)}
 	for _, t := range txns {
 		t.g = g
@@ -150,7 +155,9 @@ func (w *worker) startGroup(txns []*txn) {
 func (g *txnGroup) acquire() {
 	if g.next == len(g.shards) {
 		for _, t := range g.txns {
-			t.id = g.coord.srv.txnSeq.Add(1)
+			if t.id == 0 { // else taken where the last shard granted (lockPoint)
+				t.id = g.coord.srv.txnSeq.Add(1)
+			}
 			t.onHeld(t)
 		}
 		return
@@ -159,6 +166,9 @@ func (g *txnGroup) acquire() {
 	if target == g.coord {
 		target.hold(g)
 		return
+	}
+	if g.next == len(g.shards)-1 {
+		g.earlyRuns = g.earlyFor(target)
 	}
 	g.coord.send(target, func() { target.hold(g) })
 }
@@ -176,6 +186,9 @@ func (w *worker) hold(g *txnGroup) {
 func (w *worker) grantHold(g *txnGroup) {
 	w.holder = g
 	w.heldSince = w.loop.Now()
+	if len(g.earlyRuns) > 0 {
+		g.lockPoint(w)
+	}
 	if g.coord == w {
 		g.next++
 		g.acquire()
@@ -252,11 +265,23 @@ type stepFunc func(w *worker, out *resp.Writer) uint64
 func (t *txn) step(s int, proto int, fn stepFunc, release bool, done func(reply []byte)) {
 	coord := t.g.coord
 	target := coord.srv.workers[s]
-	writes := t.writes && t.writesOn(s)
+	run := t.stepOn(target, proto, fn, release, done)
+	if target == coord {
+		run()
+		return
+	}
+	coord.send(target, run)
+}
+
+// stepOn does the coordinator's share of a step on target (what it counts
+// for closeParts) and returns the step's run, for target's thread.
+func (t *txn) stepOn(target *worker, proto int, fn stepFunc, release bool, done func(reply []byte)) func() {
+	coord := t.g.coord
+	writes := t.writes && t.writesOn(target.id)
 	ends := release && writes
 	switch {
 	case ends:
-		t.ending = append(t.ending, s)
+		t.ending = append(t.ending, target.id)
 		inner := done
 		done = func(reply []byte) {
 			inner(reply)
@@ -266,7 +291,7 @@ func (t *txn) step(s int, proto int, fn stepFunc, release bool, done func(reply 
 	case release:
 		t.freed++
 	}
-	run := func() {
+	return func() {
 		out := resp.Writer{Proto: proto}
 		if target.closing { // its WAL is closing: nothing more runs there
 			out.Error(shutdownError)
@@ -306,11 +331,6 @@ func (t *txn) step(s int, proto int, fn stepFunc, release bool, done func(reply 
 			back(e.Buf)
 		})
 	}
-	if target == coord {
-		run()
-		return
-	}
-	coord.send(target, run)
 }
 
 // endParts ends t's part on each of its shards with a last step that runs

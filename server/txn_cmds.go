@@ -14,16 +14,15 @@ import (
 func (c *conn) runParts(reply *pendingReply, shards []int, subs [][][]byte) {
 	db, proto := c.client.DB, c.out.Proto
 	c.blockWait = reply
-	t := c.w.beginTxn(shards, func(t *txn) {
-		for i, s := range shards {
-			sub := subs[i]
-			t.step(s, proto, func(w *worker, out *resp.Writer) uint64 {
-				cl := keyspace.Client{DB: db}
-				return w.execData(&cl, sub, out)
-			}, true, func(r []byte) { c.partDone(reply, i, r) })
-		}
-	})
+	t := c.w.beginTxn(shards, (*txn).runEarly)
 	t.writes = keyspace.Lookup(subs[0][0]).Writes()
+	for i, s := range shards {
+		sub := subs[i]
+		t.stepEarly(s, proto, func(w *worker, out *resp.Writer) uint64 {
+			cl := keyspace.Client{DB: db}
+			return w.execData(&cl, sub, out)
+		}, true, func(r []byte) { c.partDone(reply, i, r) })
+	}
 }
 
 // partDone fills part i of reply, the reply the connection waits for;
