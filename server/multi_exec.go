@@ -206,7 +206,13 @@ func runExecInline(w *worker, p *execPlan, proto int) ([][]byte, uint64) {
 	wasServing := w.serving
 	w.serving = true // blocked clients are served after the END
 	replies, lsn := runExecList(w, p.lists[w.id], proto)
-	lsn = max(lsn, w.sh.EndPart(id, []int{w.id}))
+	end, err := w.sh.EndPart(id, []int{w.id})
+	if err != nil { // the EXEC never commits: no command of it is told it ran
+		e := resp.Writer{Proto: proto}
+		e.Error(err.Error())
+		replies = repliesOr(nil, len(replies), e.Buf)
+	}
+	lsn = max(lsn, end)
 	w.serving = wasServing
 	if !wasServing && w.holder == nil && len(w.ready) > 0 {
 		w.serveReady()
@@ -260,9 +266,10 @@ func (c *conn) checkWatches(t *txn, ws []*connWatch, proto int, then func(touche
 }
 
 // repliesOr returns got, or, when a shard did not run its n commands (it
-// stops), n copies of its step's reply r, an error.
+// stops) or what they wrote can never be durable, n copies of its step's
+// reply r, an error (a step that runs EXEC commands replies nothing else).
 func repliesOr(got [][]byte, n int, r []byte) [][]byte {
-	if got != nil || n == 0 {
+	if n == 0 || (got != nil && !isErrorReply(r)) {
 		return got
 	}
 	got = make([][]byte, n)
@@ -475,7 +482,7 @@ func (c *conn) execRange(t *txn, p *execPlan, from, to map[int]int, replies map[
 			ran = true
 			return lsn
 		}, to == nil, func(r []byte) {
-			if !ran {
+			if !ran || isErrorReply(r) {
 				copy(dst[lo:], repliesOr(nil, len(list), r))
 			}
 			if left--; left == 0 {
@@ -484,3 +491,6 @@ func (c *conn) execRange(t *txn, p *execPlan, from, to map[int]int, replies map[
 		})
 	}
 }
+
+// isErrorReply reports whether r is an error reply.
+func isErrorReply(r []byte) bool { return len(r) > 0 && r[0] == '-' }

@@ -257,3 +257,40 @@ func TestSlowDiskPausesReadersAndResumes(t *testing.T) {
 		})
 	}
 }
+
+// TestTxnAcrossShardsIsNeverAcknowledgedWhenAPartCannotBeDurable: when the
+// WAL's fdatasync fails under a MULTI/EXEC or an MSET over both shards, no
+// command of it is answered as if it ran: the client sees errors (or its
+// connection closed), never OK.
+func TestTxnAcrossShardsIsNeverAcknowledgedWhenAPartCannotBeDurable(t *testing.T) {
+	s, f := startFaulty(t, "uring", 2)
+	ctx := testCtx(t)
+	var k0, k1 string
+	for i := 0; k0 == "" || k1 == ""; i++ {
+		k := fmt.Sprintf("p%d", i)
+		if shardOfSlot(KeySlot([]byte(k)), 2) == 0 {
+			k0 = k
+		} else {
+			k1 = k
+		}
+	}
+	f.add(vfs.Rule{Op: vfs.OpDatasync, Path: walFiles, Fault: vfs.FaultError, Err: syscall.EIO})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), DisableIdentity: true, ReadTimeout: 10 * time.Second, MaxRetries: -1})
+	defer c.Close()
+	cmds, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, k0, "1", 0)
+		p.Set(ctx, k1, "1", 0)
+		return nil
+	})
+	if err == nil {
+		t.Fatalf("an EXEC whose parts can never be durable was acknowledged: %v", cmds)
+	}
+	for _, cmd := range cmds {
+		if cmd.Err() == nil {
+			t.Errorf("%v answered OK although its WAL failed", cmd.Args())
+		}
+	}
+	if err := c.MSet(ctx, k0, "2", k1, "2").Err(); err == nil {
+		t.Fatal("an MSET over both shards whose WAL failed was acknowledged")
+	}
+}

@@ -307,7 +307,12 @@ func (t *txn) stepOn(target *worker, proto int, fn stepFunc, release bool, done 
 		lsn := fn(target, &out)
 		switch {
 		case ends:
-			lsn = max(lsn, target.sh.EndPart(t.id, t.partShards()))
+			end, err := target.sh.EndPart(t.id, t.partShards())
+			if err != nil { // the txn never commits: its client hears so
+				out.Reset()
+				out.Error(err.Error())
+			}
+			lsn = max(lsn, end)
 		case writes:
 			target.sh.ClosePart()
 		}

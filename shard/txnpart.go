@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -44,20 +45,21 @@ func (s *Shard) OpenPart(txid uint64) { s.txn.open = txid }
 func (s *Shard) ClosePart() { s.txn.open = 0 }
 
 // EndPart logs txid's END, naming the shards that take part (ascending),
-// and returns its LSN (0 with appendonly no, or when the log refuses it:
-// the part then never commits, and the refusal answers the txn's client).
-func (s *Shard) EndPart(txid uint64, parts []int) uint64 {
+// and returns its LSN (0 with appendonly no). When the log refuses it, the
+// part never commits: the error is MISCONF's text, for the txn's client,
+// which must not be told that the txn ran.
+func (s *Shard) EndPart(txid uint64, parts []int) (uint64, error) {
 	s.txn.open = 0
 	if s.wal == nil {
-		return 0
+		return 0, nil
 	}
 	lsn, err := s.wal.Appender().AppendCommand(0, txnlog.EndArgs(txid, parts))
 	if err != nil {
 		s.refuseAppend(err)
-		return 0
+		return 0, errors.New(s.Misconf())
 	}
 	s.txn.mark = max(s.txn.mark, txid)
-	return lsn
+	return lsn, nil
 }
 
 // beginPart logs the open part's BEGIN before its first record.

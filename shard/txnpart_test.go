@@ -20,7 +20,10 @@ func writePart(t *testing.T, l *runtime.Loop, s *Shard, txid uint64, parts []int
 	_, lsn := exec(t, l, s, "SET", "b", "1")
 	looptest.On(t, l, func() {
 		if parts != nil {
-			lsn = s.EndPart(txid, parts)
+			var err error
+			if lsn, err = s.EndPart(txid, parts); err != nil {
+				t.Error(err)
+			}
 		} else {
 			s.ClosePart()
 		}
