@@ -253,10 +253,10 @@ func (c *conn) checkWatches(t *txn, ws []*connWatch, proto int, then func(touche
 	}
 	left, touched := len(shards), false
 	for _, s := range shards {
-		t.step(s, proto, func(w *worker, out *resp.Writer) uint64 {
+		t.readStep(s, proto, func(w *worker, out *resp.Writer) uint64 {
 			out.Int(int64(boolInt(touchedHere(w, ws))))
 			return 0
-		}, false, func(r []byte) {
+		}, func(r []byte) {
 			touched = touched || string(r) != ":0\r\n"
 			if left--; left == 0 {
 				then(touched)

@@ -263,9 +263,21 @@ type stepFunc func(w *worker, out *resp.Writer) uint64
 // s is released at once, or, when the step ends t's part on s (writes),
 // once every part's END is in its WAL (closeParts).
 func (t *txn) step(s int, proto int, fn stepFunc, release bool, done func(reply []byte)) {
+	t.send(s, t.stepOn(t.g.coord.srv.workers[s], proto, fn, release, done))
+}
+
+// readStep is a step that only reads (it hands keys over, counts or checks
+// watches) and does not release s: it is no part of t's part on s, so
+// that a shard logs a BEGIN only in a step whose txn ends its part there
+// (a key it expires on the way is logged as any expiry is).
+func (t *txn) readStep(s int, proto int, fn stepFunc, done func(reply []byte)) {
+	t.send(s, t.runStep(t.g.coord.srv.workers[s], proto, fn, false, false, false, done))
+}
+
+// send runs run, a step's, on shard s.
+func (t *txn) send(s int, run func()) {
 	coord := t.g.coord
 	target := coord.srv.workers[s]
-	run := t.stepOn(target, proto, fn, release, done)
 	if target == coord {
 		run()
 		return
@@ -276,7 +288,6 @@ func (t *txn) step(s int, proto int, fn stepFunc, release bool, done func(reply 
 // stepOn does the coordinator's share of a step on target (what it counts
 // for closeParts) and returns the step's run, for target's thread.
 func (t *txn) stepOn(target *worker, proto int, fn stepFunc, release bool, done func(reply []byte)) func() {
-	coord := t.g.coord
 	writes := t.writes && t.writesOn(target.id)
 	ends := release && writes
 	switch {
@@ -291,6 +302,14 @@ func (t *txn) stepOn(target *worker, proto int, fn stepFunc, release bool, done 
 	case release:
 		t.freed++
 	}
+	return t.runStep(target, proto, fn, release, writes, ends, done)
+}
+
+// runStep is a step's run on target's thread: fn, in t's part there when
+// writes, ending it when ends, then done on the coordinator once the WAL
+// holds what it wrote.
+func (t *txn) runStep(target *worker, proto int, fn stepFunc, release, writes, ends bool, done func(reply []byte)) func() {
+	coord := t.g.coord
 	return func() {
 		out := resp.Writer{Proto: proto}
 		if target.closing { // its WAL is closing: nothing more runs there

@@ -78,7 +78,7 @@ func (c *conn) msetnxAcross(args [][]byte, pos []int) {
 		left, found := len(order), int64(0)
 		var failed []byte
 		for i, s := range order {
-			t.step(s, proto, run(exists[i]), false, func(r []byte) {
+			t.readStep(s, proto, run(exists[i]), func(r []byte) {
 				n, ok := parseIntReply(r)
 				if !ok && failed == nil {
 					failed = r

@@ -60,7 +60,7 @@ func (c *conn) runGathered(spec *keyspace.CommandSpec, args [][]byte, pos []int)
 func gatherExport(t *txn, keys []*gatherKey, proto int, then func()) {
 	left := len(t.shards)
 	for _, s := range t.shards {
-		t.step(s, proto, func(w *worker, _ *resp.Writer) uint64 {
+		t.readStep(s, proto, func(w *worker, _ *resp.Writer) uint64 {
 			now := w.ks.Now()
 			for _, k := range keys {
 				if k.shard == w.id {
@@ -68,7 +68,7 @@ func gatherExport(t *txn, keys []*gatherKey, proto int, then func()) {
 				}
 			}
 			return 0
-		}, false, func([]byte) {
+		}, func([]byte) {
 			if left--; left == 0 {
 				then()
 			}

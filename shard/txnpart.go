@@ -26,6 +26,9 @@ import (
 type txnState struct {
 	open  uint64 // the txn whose step runs now, 0 for none
 	begun uint64 // the txn whose BEGIN is logged
+	// unended is the txn whose BEGIN is logged and its END not yet, 0 for
+	// none: every BEGIN gets its END before another part begins.
+	unended uint64
 	// mark is the highest txid this shard's log names: at a redo point
 	// the parts below it are those of txns up to mark (txnlog.Summary).
 	mark uint64
@@ -59,16 +62,23 @@ func (s *Shard) EndPart(txid uint64, parts []int) (uint64, error) {
 		return 0, errors.New(s.Misconf())
 	}
 	s.txn.mark = max(s.txn.mark, txid)
+	if s.txn.unended == txid {
+		s.txn.unended = 0
+	}
 	return lsn, nil
 }
 
 // beginPart logs the open part's BEGIN before its first record.
 func (s *Shard) beginPart() error {
 	id := s.txn.open
+	if s.txn.unended != 0 {
+		// Replay would take every record after that BEGIN for its part.
+		panic(fmt.Sprintf("shard %d: txn %d begins a part while txn %d's part never ended", s.id, id, s.txn.unended))
+	}
 	if _, err := s.wal.Appender().AppendCommand(0, txnlog.BeginArgs(id)); err != nil {
 		return err
 	}
-	s.txn.begun = id
+	s.txn.begun, s.txn.unended = id, id
 	s.txn.mark = max(s.txn.mark, id)
 	return nil
 }

@@ -37,10 +37,11 @@ type modelTxn struct {
 
 // model is a run of the protocol over n shards.
 type model struct {
-	rng    *rand.Rand
-	shards []*modelShard
-	txns   []*modelTxn
-	next   uint64
+	rng       *rand.Rand
+	shards    []*modelShard
+	txns      []*modelTxn
+	next      uint64
+	lostPlain int // writes of no txn that a replay left out
 }
 
 // run appends up to steps operations; it stops early after a txn that is
@@ -124,7 +125,11 @@ func (m *model) crash() *Decision {
 				}
 				continue
 			}
-			if !r.Skip() && e.txid != 0 {
+			skip := r.Skip()
+			if skip && e.txid == 0 {
+				m.lostPlain++ // a write of no txn: never left out
+			}
+			if !skip && e.txid != 0 {
 				s.applied[e.txid] = true
 			}
 		}
@@ -155,6 +160,9 @@ func (m *model) check(t *testing.T, seed uint64, boot int) map[uint64]bool {
 			t.Fatalf("seed %d boot %d: acknowledged txn %d lost", seed, boot, x.id)
 		}
 		out[x.id] = applied > 0
+	}
+	if m.lostPlain > 0 {
+		t.Fatalf("seed %d boot %d: replay left out %d writes that belong to no txn", seed, boot, m.lostPlain)
 	}
 	return out
 }

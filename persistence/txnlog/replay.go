@@ -21,6 +21,9 @@ func NewReplay(d *Decision) *Replay { return &Replay{d: d} }
 // Marker moves the filter past a marker.
 func (r *Replay) Marker(m Marker) {
 	if m.Abort {
+		// Logged by a boot, after whatever part the crash before it
+		// tore: nothing after it belongs to that part.
+		r.skipping = false
 		return
 	}
 	committed := r.d.Committed(m.Txid)
