@@ -35,6 +35,16 @@ type crashWriter struct {
 // (partial transactions) and how many transactions were acknowledged;
 // acknowledged writes that were lost fail t.
 func crashRound(t *testing.T, s *server, backend string, shards, round, minAcked int) (*server, int, int64) {
+	ws := crashWriters(t, s, round, minAcked)
+	s2 := startServerIn(t, s.dir, backend, shards)
+	partial, acked := checkPairs(t, s2, ws, round)
+	return s2, partial, acked
+}
+
+// crashWriters runs the writers of a crash round against s until each had
+// minAcked transactions acknowledged, then kills s with SIGKILL while they
+// still write, and returns them.
+func crashWriters(t *testing.T, s *server, round, minAcked int) []*crashWriter {
 	const writers = 8
 	ws := make([]*crashWriter, writers)
 	for i := range ws {
@@ -83,7 +93,13 @@ func crashRound(t *testing.T, s *server, backend string, shards, round, minAcked
 	s.kill9()
 	wg.Wait()
 
-	s2 := startServerIn(t, s.dir, backend, shards)
+	return ws
+}
+
+// checkPairs reads every writer's pair from s2, the server restarted after
+// the kill: it fails t on a lost acknowledged generation and returns the
+// partial transactions found and the transactions acknowledged.
+func checkPairs(t *testing.T, s2 *server, ws []*crashWriter, round int) (int, int64) {
 	c2 := s2.client(2)
 	partial, acked := 0, int64(0)
 	for i, w := range ws {
@@ -106,7 +122,7 @@ func crashRound(t *testing.T, s *server, backend string, shards, round, minAcked
 				round, i, w.mset, w.x, gx, w.y, gy, ackd, sent)
 		}
 	}
-	return s2, partial, acked
+	return partial, acked
 }
 
 func allAcked(ws []*crashWriter, minAcked int64) bool {
@@ -181,6 +197,28 @@ func TestMultiKill9AtomicAcrossShards(t *testing.T) {
 			t.Logf("%s: %d kill -9 cycles, %d transactions acknowledged, %d partial", backend, rounds, acked, partial)
 			if partial > 0 {
 				t.Errorf("%s: %d partial transactions in %d of %d rounds of 8 writers", backend, partial, hit, rounds)
+			}
+		})
+	}
+}
+
+// TestMultiKill9ThenReshardKeepsTxnsWhole: transactions over two shards
+// are killed mid-flight, and the restart changes the shard count (2 → 3,
+// then 3 → 2): the reshard moves each transaction whole or not at all.
+func TestMultiKill9ThenReshardKeepsTxnsWhole(t *testing.T) {
+	for _, backend := range []string{"uring", "pool"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			s := startServer(t, backend, 2)
+			partial := 0
+			for round, next := range []int{3, 2, 3} {
+				ws := crashWriters(t, s, round, 10)
+				s = startServerIn(t, s.dir, backend, next)
+				p, _ := checkPairs(t, s, ws, round)
+				partial += p
+			}
+			if partial > 0 {
+				t.Errorf("%s: %d partial transactions after kill -9 and a reshard", backend, partial)
 			}
 		})
 	}
