@@ -86,7 +86,7 @@ func (s *Server) bootShards() {
 				return
 			}
 		}
-		s.txnDecision.Store(s.decideTxns(len(s.workers), s.shardOptions))
+		s.startDecidingTxns(len(s.workers), s.shardOptions)
 		s.loadErr = s.collectBoots(s.startBoots())
 		if s.loadErr != nil {
 			return

@@ -48,7 +48,7 @@ func (s *Server) reshard() error {
 		o.Dir = filepath.Join(s.cfg.Dir, shard.DirName(j))
 		return o
 	}
-	s.txnDecision.Store(s.decideTxns(from, old))
+	s.startDecidingTxns(from, old)
 	moved, err := m.moveFrom(s, from)
 	if err == nil {
 		err = m.checkpoint()

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"github.com/moond-db/moond/persistence/txnlog"
 	"log/slog"
 	"net"
 	"path/filepath"
@@ -45,9 +44,9 @@ type Server struct {
 	clients      atomic.Int64
 	nextClientID atomic.Int64
 	stopping     atomic.Bool
-	txnsLive     atomic.Int64                    // txns begun and not yet released on every shard (txn.go)
-	txnSeq       atomic.Uint64                   // the last txid handed out (txn.go), above every txid the logs name
-	txnDecision  atomic.Pointer[txnlog.Decision] // the boot's first pass (txn_boot.go)
+	txnsLive     atomic.Int64                // txns begun and not yet released on every shard (txn.go)
+	txnSeq       atomic.Uint64               // the last txid handed out (txn.go), above every txid the logs name
+	txnDecision  atomic.Pointer[txnDecision] // the boot's first pass (txn_boot.go)
 	activeExpire atomic.Bool
 	aofRewrites  atomic.Int64
 	peakMem      atomic.Int64 // used_memory_peak
@@ -320,7 +319,9 @@ func (s *Server) shardOptions(id int) shard.Options {
 		Started:         s.started,
 		CrashAt:         s.CrashAt,
 		WALRecordLimit:  s.WALRecordLimit,
-		Txns:            s.txnDecision.Load(),
+	}
+	if d := s.txnDecision.Load(); d != nil {
+		o.Txns = d.wait
 	}
 	if id < len(s.workers) {
 		w := s.workers[id]

@@ -7,6 +7,29 @@ import (
 	"github.com/moond-db/moond/shard"
 )
 
+// startDecidingTxns starts the first pass of a boot over the logs of n
+// shards (opts gives each one's options) on goroutines of its own, while
+// the shards load their heaps, and makes it what their options' Txns
+// return: it waits for the pass.
+func (s *Server) startDecidingTxns(n int, opts func(int) shard.Options) {
+	done := make(chan struct{})
+	var d *txnlog.Decision
+	go func() {
+		defer close(done)
+		d = s.decideTxns(n, opts)
+	}()
+	s.txnDecision.Store(&txnDecision{wait: func() *txnlog.Decision {
+		<-done
+		return d
+	}})
+}
+
+// txnDecision is a boot's decision on txns across shards, once its first
+// pass is done (wait).
+type txnDecision struct {
+	wait func() *txnlog.Decision
+}
+
 // decideTxns is the first pass of a boot over the logs of n shards (opts
 // gives each one's options), before any replays: which txns across shards
 // committed (persistence/txnlog). Txids handed out from now on start above

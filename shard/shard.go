@@ -57,11 +57,12 @@ type Options struct {
 	// loading_* fields); the caller may read it from any thread.
 	Progress *LoadProgress
 
-	// Txns is the decision of the boot's first pass over every shard's log
-	// (ScanTxns, txnlog.Decide): the parts of txns across shards that the
-	// replay applies. Nil: the shard decides from its own log alone, as
-	// the only shard there is.
-	Txns *txnlog.Decision
+	// Txns returns the decision of the boot's first pass over every
+	// shard's log (ScanTxns, txnlog.Decide): the parts of txns across
+	// shards that the replay applies. The boot calls it after the heap
+	// load, before the replay, so the pass may run meanwhile (it may wait).
+	// Nil: the shard decides from its own log alone, as the only shard.
+	Txns func() *txnlog.Decision
 	// Held, when set, reports whether a txn holds the shard: its
 	// checkpoint neither begins nor takes keys meanwhile, so that the heap
 	// never holds a part whose txn is not decided.

@@ -190,8 +190,10 @@ func ScanTxns(o Options) (*txnlog.Summary, error) {
 // decideTxns sets up the replay's filter: from Options.Txns, or, without
 // it, from this shard's own log (a shard alone).
 func (s *Shard) decideTxns() error {
-	d := s.o.Txns
-	if d == nil {
+	var d *txnlog.Decision
+	if s.o.Txns != nil {
+		d = s.o.Txns()
+	} else {
 		sum, err := ScanTxns(s.o)
 		if err != nil {
 			return err

@@ -88,7 +88,8 @@ func TestPartsReplayOnlyWhenTheirTxnCommitted(t *testing.T) {
 				l := startLoop(t, kind)
 				writePart(t, l, open(t, l, o), 9, c.parts)
 				if c.txns != nil {
-					o.Txns = c.txns(o)
+					d := c.txns(o)
+					o.Txns = func() *txnlog.Decision { return d }
 				}
 				_, _, a, b := reopen(t, kind, o)
 				wantA := "$1\r\n1\r\n"
@@ -100,7 +101,8 @@ func TestPartsReplayOnlyWhenTheirTxnCommitted(t *testing.T) {
 				}
 				// The next boot decides as the first did, even when shard 1
 				// now holds its END (the first boot's ABORT wins).
-				o.Txns = withOtherEnd(t)(o)
+				d := withOtherEnd(t)(o)
+				o.Txns = func() *txnlog.Decision { return d }
 				_, _, a2, b2 := reopen(t, kind, o)
 				if a2 != a || b2 != b {
 					t.Fatalf("%s: second boot a=%q b=%q, first a=%q b=%q", c.name, a2, b2, a, b)
