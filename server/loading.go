@@ -86,7 +86,9 @@ func (s *Server) bootShards() {
 				return
 			}
 		}
-		s.startDecidingTxns(len(s.workers), s.shardOptions)
+		if len(s.workers) > 1 { // one shard decides its parts as it replays
+			s.startDecidingTxns(len(s.workers), s.shardOptions)
+		}
 		s.loadErr = s.collectBoots(s.startBoots())
 		if s.loadErr != nil {
 			return

@@ -53,10 +53,16 @@ func (s *Server) decideTxns(n int, opts func(int) shard.Options) *txnlog.Decisio
 	}
 	wg.Wait()
 	d := txnlog.Decide(sums)
+	s.txnAbove(d.Max())
+	return d
+}
+
+// txnAbove makes the txids handed out from now on exceed txid.
+func (s *Server) txnAbove(txid uint64) {
 	for {
 		cur := s.txnSeq.Load()
-		if cur >= d.Max() || s.txnSeq.CompareAndSwap(cur, d.Max()) {
-			return d
+		if cur >= txid || s.txnSeq.CompareAndSwap(cur, txid) {
+			return
 		}
 	}
 }

@@ -110,6 +110,7 @@ func (w *worker) boot(o shard.Options, done func(error)) {
 			return
 		}
 		w.sh, w.ks = sh, sh.Keyspace()
+		w.srv.txnAbove(sh.TxnMark())
 		// CONFIG SET appendfsync or appendonly while the shard loaded reached the
 		// configuration, not the shard.
 		if err := sh.SetFsyncPolicy(w.srv.appendFsync()); err != nil {

@@ -166,11 +166,7 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 	if s.o.BootHold != nil {
 		s.o.BootHold()
 	}
-	if err := s.decideTxns(); err != nil {
-		st.Heap.Close()
-		s.ks.EndLoad()
-		return nil, nil, nil, err
-	}
+	s.decideTxns()
 	nextLog := int64(wal.DefaultProgressEvery)
 	res, err := wal.Recover(wal.RecoverOptions{
 		Dir:     s.walDir(),
@@ -219,6 +215,26 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 func (s *Shard) replayer(redo uint64) func(lsn uint64, typ wal.RecordType, payload []byte) error {
 	var out resp.Writer
 	var args [][]byte
+	apply := func(lsn uint64, payload []byte) error {
+		s.replayedData++
+		db, a, err := wal.DecodeCommandInto(args[:0], payload)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", lsn, err)
+		}
+		args = a
+		if db >= s.ks.NumDBs() {
+			return fmt.Errorf("record %d: database %d, but the server has %d (--databases)", lsn, db, s.ks.NumDBs())
+		}
+		out.Reset()
+		s.ks.Replay(lsn, db, args, &out)
+		if len(out.Buf) > 0 && out.Buf[0] == '-' {
+			s.replayFailures++
+			if s.replayFailures <= 10 {
+				s.log.Error("WAL record failed to replay", "shard", s.id, "lsn", lsn, "reply", string(out.Buf))
+			}
+		}
+		return nil
+	}
 	return func(lsn uint64, typ wal.RecordType, payload []byte) error {
 		if s.replayGap != 0 {
 			s.gapSkipped++
@@ -237,30 +253,18 @@ func (s *Shard) replayer(redo uint64) func(lsn uint64, typ wal.RecordType, paylo
 			}
 			return nil
 		}
-		db, a, err := wal.DecodeCommandInto(args[:0], payload)
-		if err != nil {
-			return fmt.Errorf("record %d: %w", lsn, err)
+		if txnlog.IsEncodedMarker(payload) {
+			_, a, err := wal.DecodeCommandInto(args[:0], payload)
+			if err != nil {
+				return fmt.Errorf("record %d: %w", lsn, err)
+			}
+			args = a
+			return s.replayMarker(lsn, args, apply)
 		}
-		args = a
-		if txnlog.IsMarker(args) {
-			return s.replayMarker(lsn, args)
-		}
-		if s.txn.replay.Skip() {
+		if s.replaySkips(lsn, payload) {
 			return nil
 		}
-		s.replayedData++
-		if db >= s.ks.NumDBs() {
-			return fmt.Errorf("record %d: database %d, but the server has %d (--databases)", lsn, db, s.ks.NumDBs())
-		}
-		out.Reset()
-		s.ks.Replay(lsn, db, args, &out)
-		if len(out.Buf) > 0 && out.Buf[0] == '-' {
-			s.replayFailures++
-			if s.replayFailures <= 10 {
-				s.log.Error("WAL record failed to replay", "shard", s.id, "lsn", lsn, "reply", string(out.Buf))
-			}
-		}
-		return nil
+		return apply(lsn, payload)
 	}
 }
 

@@ -37,8 +37,13 @@ type txnState struct {
 	synced    uint64
 	peerSyncs int64
 
-	replay *txnlog.Replay // the boot's filter
+	replay *txnlog.Replay // the boot's filter, with Options.Txns
+	lone   *loneReplay    // the boot's, without (txnlone.go)
 }
+
+// TxnMark is the highest txid this shard's log names (after the boot, the
+// highest it replayed): txids handed out later must be above it.
+func (s *Shard) TxnMark() uint64 { return s.txn.mark }
 
 // OpenPart makes the writes that follow part of txn txid's part on this
 // shard, until ClosePart.
@@ -100,32 +105,53 @@ func (s *Shard) redoRecord() []byte {
 	return record.AppendRedo(nil, s.txn.mark, m)
 }
 
-// replayMarker applies a MOOND.TXN record read by the WAL replay.
-func (s *Shard) replayMarker(lsn uint64, args [][]byte) error {
+// replayMarker applies a MOOND.TXN record read by the WAL replay; apply
+// replays a data record (a held part's, when it commits).
+func (s *Shard) replayMarker(lsn uint64, args [][]byte, apply func(lsn uint64, payload []byte) error) error {
 	m, err := txnlog.Parse(args)
 	if err != nil {
 		return fmt.Errorf("record %d: %w", lsn, err)
 	}
 	s.txn.mark = max(s.txn.mark, m.Txid)
+	if s.txn.lone != nil {
+		return s.txn.lone.marker(m, apply)
+	}
 	s.txn.replay.Marker(m)
 	return nil
+}
+
+// replaySkips reports whether the replay leaves out (or holds) the data
+// record now read.
+func (s *Shard) replaySkips(lsn uint64, payload []byte) bool {
+	if s.txn.lone != nil {
+		return s.txn.lone.hold(lsn, payload)
+	}
+	return s.txn.replay.Skip()
 }
 
 // logAborts logs an ABORT for each part the replay left out, once the log
 // is open; it returns the LSN of the last (0 for none).
 func (s *Shard) logAborts() (uint64, error) {
-	r := s.txn.replay
-	s.txn.replay = nil
-	if r == nil || len(r.Dropped) == 0 {
+	var dropped []uint64
+	var skipped int64
+	if r := s.txn.replay; r != nil {
+		dropped, skipped = r.Dropped, r.Skipped
+	}
+	if l := s.txn.lone; l != nil {
+		l.drop() // a part the log ends inside of
+		dropped, skipped = l.dropped, l.skipped
+	}
+	s.txn.replay, s.txn.lone = nil, nil
+	if len(dropped) == 0 {
 		return 0, nil
 	}
-	s.log.Warn("WAL replay left out the parts of transactions across shards that did not commit", "shard", s.id,
-		"transactions", len(r.Dropped), "records", r.Skipped)
+	s.log.Warn("WAL replay left out the parts of transactions that did not commit", "shard", s.id,
+		"transactions", len(dropped), "records", skipped)
 	if s.wal == nil {
 		return 0, nil
 	}
 	var lsn uint64
-	for _, id := range r.Dropped {
+	for _, id := range dropped {
 		l, err := s.wal.Appender().AppendCommand(0, txnlog.AbortArgs(id))
 		if err != nil {
 			return 0, fmt.Errorf("shard %d: log the abort of txn %d: %w", s.id, id, err)
@@ -188,18 +214,11 @@ func ScanTxns(o Options) (*txnlog.Summary, error) {
 }
 
 // decideTxns sets up the replay's filter: from Options.Txns, or, without
-// it, from this shard's own log (a shard alone).
-func (s *Shard) decideTxns() error {
-	var d *txnlog.Decision
-	if s.o.Txns != nil {
-		d = s.o.Txns()
-	} else {
-		sum, err := ScanTxns(s.o)
-		if err != nil {
-			return err
-		}
-		d = txnlog.Decide(map[uint32]*txnlog.Summary{uint32(s.id): sum})
+// it, the one of a shard alone (txnlone.go).
+func (s *Shard) decideTxns() {
+	if s.o.Txns == nil {
+		s.txn.lone = &loneReplay{self: uint32(s.id)}
+		return
 	}
-	s.txn.replay = txnlog.NewReplay(d)
-	return nil
+	s.txn.replay = txnlog.NewReplay(s.o.Txns())
 }
