@@ -190,7 +190,10 @@ func (d *dict[V]) lookup(h uint64, key []byte) (*segment[V], int) {
 // are key's (likely key's slot), or nil; it reads that slot. Prefetching
 // uses it to bring the slot into the cache.
 func (d *dict[V]) candidate(h uint64, klen int) *slot[V] {
-	s := &d.segs[d.segIndex(h)]
+	return d.segs[d.segIndex(h)].candidate(h, klen)
+}
+
+func (s *segment[V]) candidate(h uint64, klen int) *slot[V] {
 	slots := s.slots
 	want := uint64(klen) | tagBits(h)
 	bcast := ones8 * (want >> kwTagShift)
@@ -204,14 +207,25 @@ func (d *dict[V]) candidate(h uint64, klen int) *slot[V] {
 	return nil
 }
 
-// insertSlot returns the slot an insert into key's segment would fill,
-// which has room (nil if the segment must grow first), for prefetching.
-func (d *dict[V]) insertSlot(h uint64) *slot[V] {
+// insertTargets returns, for prefetching, the slots a lookup and then an
+// insert of a key with hash h and length klen touch in its segment: the
+// first slot whose tag and length match (nil if none), whose key the
+// lookup compares, and the slot the insert would fill (nil if the segment
+// must grow first).
+func (d *dict[V]) insertTargets(h uint64, klen int) (cand, ins *slot[V]) {
 	s := &d.segs[d.segIndex(h)]
+	cand = s.candidate(h, klen)
 	if int(s.used) < cap(s.slots) {
-		return &s.slots[:s.used+1][s.used]
+		ins = &s.slots[:s.used+1][s.used]
 	}
-	return nil
+	return cand, ins
+}
+
+// touch reads the first and the last word of s, so that both cache lines
+// a slot may span are brought in (a 40-byte slot spans two half the time).
+func (s *slot[V]) touch() uint64 {
+	p := unsafe.Pointer(s)
+	return *(*uint64)(p) + *(*uint64)(unsafe.Add(p, unsafe.Sizeof(*s)-8))
 }
 
 // find returns key's slot, or nil. The pointer is valid until the next

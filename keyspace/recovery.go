@@ -172,20 +172,12 @@ func (ks *Keyspace) QueueRecord(r *heap.ScanRecord) error {
 // ahead are still cached when their records are placed.
 const loadBatch = 32
 
-// FlushLoad places the records QueueRecord holds. It first reads, for
-// every record, the segment and the slot an insert of its key would fill (a loop with no
-// dependence between iterations, so the misses overlap), then places them
-// one by one into what is now cached.
+// FlushLoad places the records QueueRecord holds. It first reads the
+// memory placing them touches (prefetchLoad), then places them one by one
+// into what is now cached.
 func (ks *Keyspace) FlushLoad() error {
 	pend := ks.load.pending
-	var sink uint64
-	for i := range pend {
-		p := &pend[i]
-		if sl := p.d.keys.insertSlot(p.h); sl != nil {
-			sink += sl.kw
-		}
-	}
-	ks.pfSink += sink
+	ks.prefetchLoad(pend)
 	var err error
 	for i := range pend {
 		sup, dup, perr := ks.placeRecord(&pend[i])
