@@ -66,10 +66,20 @@ func (p *Page) FreeSpace() int {
 // if it must), assuming it needs a new slot: the figure the free-space map
 // keeps.
 func (p *Page) Room() int {
-	if p.SlotCount() >= MaxSlots {
+	p.mustKV()
+	return slottedRoom(p.b[:])
+}
+
+// slottedRoom is Room of the image img of a slotted page.
+func slottedRoom(img []byte) int {
+	count := int(binary.LittleEndian.Uint16(img[kvOffSlotCount:]))
+	if count >= MaxSlots {
 		return 0
 	}
-	return max(p.FreeSpace()-SlotSize, 0)
+	upper := int(binary.LittleEndian.Uint16(img[kvOffUpper:]))
+	dead := int(binary.LittleEndian.Uint16(img[kvOffDead:]))
+	free := upper - (slotsOff + SlotSize*count) + dead
+	return max(free-SlotSize, 0)
 }
 
 // LiveRecords is the number of live slots.
@@ -214,12 +224,20 @@ func (p *Page) Compact() {
 	p.setDead(0)
 }
 
+// slotRecord is a live record of a slotted page image, decoded, and its
+// slot: what checkSlotted hands the boot scan.
+type slotRecord struct {
+	slot uint16
+	view RecordView
+}
+
 // checkSlotted validates the slotted structure of a page image whose header
 // has been verified: the slot array and the records fit the page, no two
 // records overlap, every record decodes, the dead-byte count accounts for
 // every byte between the records start and the page end that no record
-// holds, and the last slot is live.
-func checkSlotted(img []byte) error {
+// holds, and the last slot is live. When recs is not nil, each live record
+// it decoded is appended to *recs, in slot order; the views alias img.
+func checkSlotted(img []byte, recs *[]slotRecord) error {
 	count := int(binary.LittleEndian.Uint16(img[kvOffSlotCount:]))
 	upper := int(binary.LittleEndian.Uint16(img[kvOffUpper:]))
 	dead := int(binary.LittleEndian.Uint16(img[kvOffDead:]))
@@ -254,8 +272,12 @@ func checkSlotted(img []byte) error {
 		if markRange(&used, off, off+n) {
 			return fmt.Errorf("slot %d at [%d,%d) overlaps another record", i, off, off+n)
 		}
-		if _, err := decodeRecord(img[off:off+n], no); err != nil {
+		v, err := decodeRecord(img[off:off+n], no)
+		if err != nil {
 			return fmt.Errorf("slot %d: %w", i, err)
+		}
+		if recs != nil {
+			*recs = append(*recs, slotRecord{uint16(i), v})
 		}
 		live += n
 	}
