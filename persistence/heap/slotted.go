@@ -108,7 +108,7 @@ func (p *Page) InsertRecord(h RecordHead, inlineKey, inlineValue []byte) (uint16
 		return 0, fmt.Errorf("heap: insert record: %d inline value bytes after a partial key (%d of %d bytes)",
 			len(inlineValue), len(inlineKey), h.KeyLen)
 	}
-	if err := checkHead(h, n, p.Number()); err != nil {
+	if err := checkHead(&h, n, p.Number()); err != nil {
 		return 0, fmt.Errorf("heap: insert record: %w", err)
 	}
 	size := recordSize(h, n)
@@ -165,8 +165,8 @@ func (p *Page) Record(slot int) (RecordView, error) {
 		// changes them: a bad slot here is a bug.
 		panic(fmt.Sprintf("heap: page %d slot %d at [%d,%d) outside the records [%d,%d)", p.Number(), slot, off, off+n, p.upper(), PageSize))
 	}
-	v, err := decodeRecord(p.b[off:off+n], p.Number())
-	if err != nil {
+	var v RecordView
+	if err := decodeRecord(p.b[off:off+n], p.Number(), &v); err != nil {
 		return RecordView{}, fmt.Errorf("heap: page %d slot %d: %w", p.Number(), slot, err)
 	}
 	return v, nil
@@ -253,6 +253,7 @@ func checkSlotted(img []byte, recs *[]slotRecord) error {
 		return fmt.Errorf("no slots, records start at %d, %d dead bytes", upper, dead)
 	}
 	var used [PageSize / 64]uint64 // one bit per byte of the page
+	var scratch RecordView         // where records decode when recs is nil
 	live := 0
 	for i := range count {
 		s := img[slotsOff+SlotSize*i:]
@@ -272,12 +273,13 @@ func checkSlotted(img []byte, recs *[]slotRecord) error {
 		if markRange(&used, off, off+n) {
 			return fmt.Errorf("slot %d at [%d,%d) overlaps another record", i, off, off+n)
 		}
-		v, err := decodeRecord(img[off:off+n], no)
-		if err != nil {
-			return fmt.Errorf("slot %d: %w", i, err)
-		}
+		v := &scratch
 		if recs != nil {
-			*recs = append(*recs, slotRecord{uint16(i), v})
+			*recs = append(*recs, slotRecord{slot: uint16(i)})
+			v = &(*recs)[len(*recs)-1].view
+		}
+		if err := decodeRecord(img[off:off+n], no, v); err != nil {
+			return fmt.Errorf("slot %d: %w", i, err)
 		}
 		live += n
 	}
