@@ -190,10 +190,7 @@ func (d *dict[V]) lookup(h uint64, key []byte) (*segment[V], int) {
 // are key's (likely key's slot), or nil; it reads that slot. Prefetching
 // uses it to bring the slot into the cache.
 func (d *dict[V]) candidate(h uint64, klen int) *slot[V] {
-	return d.segs[d.segIndex(h)].candidate(h, klen)
-}
-
-func (s *segment[V]) candidate(h uint64, klen int) *slot[V] {
+	s := &d.segs[d.segIndex(h)]
 	slots := s.slots
 	want := uint64(klen) | tagBits(h)
 	bcast := ones8 * (want >> kwTagShift)
@@ -207,18 +204,25 @@ func (s *segment[V]) candidate(h uint64, klen int) *slot[V] {
 	return nil
 }
 
-// insertTargets returns, for prefetching, the slots a lookup and then an
-// insert of a key with hash h and length klen touch in its segment: the
-// first slot whose tag and length match (nil if none), whose key the
-// lookup compares, and the slot the insert would fill (nil if the segment
-// must grow first).
-func (d *dict[V]) insertTargets(h uint64, klen int) (cand, ins *slot[V]) {
+// insertTargets returns, for prefetching, the slots that a lookup and then
+// an insert of a key with hash h touch in its segment, from the segment's
+// header alone: the first slot whose tag is the key's (nil if none; the
+// lookup reads it, and compares its key unless the lengths differ), and
+// the slot the insert would fill (nil if the segment must grow first).
+func (d *dict[V]) insertTargets(h uint64) (tagged, ins *slot[V]) {
 	s := &d.segs[d.segIndex(h)]
-	cand = s.candidate(h, klen)
+	n := min(int(s.used), segTags)
+	bcast := ones8 * (tagBits(h) >> kwTagShift)
+	for k := 0; k < n; k += 8 {
+		if m := tagMatches(s.tags[k>>3], bcast, n-k); m != 0 {
+			tagged = &s.slots[k+bits.TrailingZeros64(m)>>3]
+			break
+		}
+	}
 	if int(s.used) < cap(s.slots) {
 		ins = &s.slots[:s.used+1][s.used]
 	}
-	return cand, ins
+	return tagged, ins
 }
 
 // touch reads the first and the last word of s, so that both cache lines

@@ -63,13 +63,16 @@ func (ks *Keyspace) Prefetch(db int, keys [][]byte) {
 // prefetchLoad reads, for each record FlushLoad is about to place, the
 // memory placing it touches, so that the cache misses overlap instead of
 // coming one after the other. Each stage is a loop with no dependence
-// between records, and only reads what the stage before brought in, so
+// between records that reads only what the stage before brought in, so
 // that no branch waits on a miss (a mispredicted one would throw away the
-// loads issued after it): the keys' segments; then, in each, both ends of
-// the slot the insert will fill (it writes all of it) and the first slot
-// whose tag and length match the key's (about one record in sixteen at a
-// table's load of 16 keys a segment: a 7-bit tag), whose key the lookup
-// before the insert compares; then the first bytes of those keys.
+// loads issued after it), and the loops that miss are short, so that many
+// of their iterations fit in the processor's window at once: the keys'
+// segments; then, from each segment's header, the slot the insert will
+// fill and the first slot whose tag is the key's (about one record in
+// sixteen at a table's load of 16 keys a segment: a 7-bit tag), which the
+// lookup before the insert reads; then both ends of those slots (the
+// insert writes all 40 bytes, across two cache lines half the time); then
+// the first bytes of the tagged slots' keys, which the lookup compares.
 func (ks *Keyspace) prefetchLoad(pend []pendingRecord) {
 	var sink uint64
 	for i := range pend {
@@ -77,20 +80,27 @@ func (ks *Keyspace) prefetchLoad(pend []pendingRecord) {
 		d := &p.d.keys
 		sink += uint64(d.segs[d.segIndex(p.h)].used)
 	}
-	cands := ks.pf[:0]
+	ins, tagged := ks.load.ins[:0], ks.load.tagged[:0]
 	for i := range pend {
 		p := &pend[i]
-		cand, ins := p.d.keys.insertTargets(p.h, len(p.key))
-		if ins != nil {
-			sink += ins.touch()
+		tg, sl := p.d.keys.insertTargets(p.h)
+		if sl != nil {
+			ins = append(ins, sl)
 		}
-		if cand != nil && len(cands) < cap(cands) {
-			cands = append(cands, cand)
+		if tg != nil {
+			tagged = append(tagged, tg)
 		}
 	}
-	for _, sl := range cands {
+	for _, sl := range ins {
+		sink += sl.touch()
+	}
+	for _, sl := range tagged {
+		sink += sl.touch()
+	}
+	for _, sl := range tagged {
 		sink += uint64(*(*byte)(sl.kp))
 	}
 	ks.pfSink += sink
-	clear(cands) // keep no slot array alive past this call
+	clear(ins) // keep no slot array alive past this call
+	clear(tagged)
 }

@@ -59,6 +59,9 @@ type loadState struct {
 	superseded []heap.RecordID
 	slab       loadSlab    // the bytes of the keys and short strings loaded
 	chunked    loadChunked // the chunked values' records, for EndHeap
+	// prefetchLoad's scratch: the slots the batch will fill and those
+	// whose tags are its keys'.
+	ins, tagged [loadBatch]*slot[entry]
 }
 
 // BeginLoad starts a recovery whose redo point is redo: Loading and
