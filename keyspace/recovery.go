@@ -3,6 +3,7 @@ package keyspace
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/moond-db/moond/persistence/heap"
@@ -109,19 +110,19 @@ func (ks *Keyspace) LoadRecord(r *heap.ScanRecord) (superseded heap.RecordID, du
 	if r.Head.Kind >= kindChunkedHead {
 		return heap.RecordID{}, false, ks.stashChunked(r) // EndHeap loads it
 	}
-	p, err := ks.readRecord(r)
-	if err != nil {
+	var p pendingRecord
+	if err := ks.readRecord(r, &p); err != nil {
 		return heap.RecordID{}, false, err
 	}
 	return ks.placeRecord(&p)
 }
 
-// readRecord reads and decodes one heap record (prepareRecord). A string
-// value short enough is read straight into the load's slab, where it
-// stays: one copy from the page, none after.
-func (ks *Keyspace) readRecord(r *heap.ScanRecord) (pendingRecord, error) {
-	fail := func(err error) (pendingRecord, error) {
-		return pendingRecord{}, fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
+// readRecord reads and decodes one heap record into *p (prepareRecord). A
+// string value short enough is read straight into the load's slab, where
+// it stays: one copy from the page, none after.
+func (ks *Keyspace) readRecord(r *heap.ScanRecord, p *pendingRecord) error {
+	fail := func(err error) error {
+		return fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
 	}
 	hk, err := r.Key()
 	if err != nil {
@@ -137,7 +138,7 @@ func (ks *Keyspace) readRecord(r *heap.ScanRecord) (pendingRecord, error) {
 			}
 			return fail(err)
 		}
-		return ks.prepareRecord(hk, r.ID, r.Head, val, true)
+		return ks.prepareRecord(p, hk, r.ID, &r.Head, val, true)
 	}
 	val, err := r.AppendValue(ks.load.buf[:0])
 	if err != nil {
@@ -146,7 +147,7 @@ func (ks *Keyspace) readRecord(r *heap.ScanRecord) (pendingRecord, error) {
 	if cap(val) <= 1<<20 {
 		ks.load.buf = val
 	}
-	return ks.prepareRecord(hk, r.ID, r.Head, val, false)
+	return ks.prepareRecord(p, hk, r.ID, &r.Head, val, false)
 }
 
 // QueueRecord is LoadRecord for a whole heap: records are decoded at once
@@ -159,11 +160,16 @@ func (ks *Keyspace) QueueRecord(r *heap.ScanRecord) error {
 	if r.Head.Kind >= kindChunkedHead {
 		return ks.stashChunked(r) // EndHeap loads it
 	}
-	p, err := ks.readRecord(r)
-	if err != nil {
+	// The record is decoded in place, in a slot grown for it: built
+	// apart and appended, it would be copied whole, its fields just
+	// written, a stall of the load's loop.
+	pend := slices.Grow(ks.load.pending, 1)
+	pend = pend[:len(pend)+1]
+	if err := ks.readRecord(r, &pend[len(pend)-1]); err != nil {
+		clear(pend[len(pend)-1:])
 		return err
 	}
-	ks.load.pending = append(ks.load.pending, p)
+	ks.load.pending = pend
 	if len(ks.load.pending) == loadBatch {
 		return ks.FlushLoad()
 	}
@@ -216,8 +222,8 @@ func (ks *Keyspace) mustBeFlushed(what string) {
 
 // loadRecord is LoadRecord of a record already read.
 func (ks *Keyspace) loadRecord(hk []byte, id heap.RecordID, head heap.RecordHead, val []byte) (heap.RecordID, bool, error) {
-	p, err := ks.prepareRecord(hk, id, head, val, false)
-	if err != nil {
+	var p pendingRecord
+	if err := ks.prepareRecord(&p, hk, id, &head, val, false); err != nil {
 		return heap.RecordID{}, false, err
 	}
 	return ks.placeRecord(&p)
@@ -235,13 +241,13 @@ type pendingRecord struct {
 	id   heap.RecordID
 }
 
-// prepareRecord decodes a record: everything LoadRecord does before it
-// touches a table. inSlab says that val, a string's bytes, is the last
-// piece of the load's slab and may be kept as it is; otherwise val is
-// copied.
-func (ks *Keyspace) prepareRecord(hk []byte, id heap.RecordID, head heap.RecordHead, val []byte, inSlab bool) (pendingRecord, error) {
-	fail := func(err error) (pendingRecord, error) {
-		return pendingRecord{}, fmt.Errorf("keyspace: heap record %v: %w", id, err)
+// prepareRecord decodes a record into *p: everything LoadRecord does
+// before it touches a table. inSlab says that val, a string's bytes, is
+// the last piece of the load's slab and may be kept as it is; otherwise
+// val is copied.
+func (ks *Keyspace) prepareRecord(p *pendingRecord, hk []byte, id heap.RecordID, head *heap.RecordHead, val []byte, inSlab bool) error {
+	fail := func(err error) error {
+		return fmt.Errorf("keyspace: heap record %v: %w", id, err)
 	}
 	if id.File == 0 {
 		return fail(errors.New("record id names file 0"))
@@ -253,14 +259,14 @@ func (ks *Keyspace) prepareRecord(hk []byte, id heap.RecordID, head heap.RecordH
 	if phys >= len(ks.pdbs) {
 		return fail(fmt.Errorf("key of database %d, but the server has %d (--databases)", phys, len(ks.pdbs)))
 	}
-	var v value
 	if inSlab {
-		v = ks.load.slab.stringValue(val) // before the key: it may give the bytes back
-	} else if v, err = ks.decodeValue(Kind(head.Kind), val); err != nil {
+		p.v = ks.load.slab.stringValue(val) // before the key: it may give the bytes back
+	} else if p.v, err = ks.decodeValue(Kind(head.Kind), val); err != nil {
 		return fail(err)
 	}
 	d := ks.pdbs[phys]
-	return pendingRecord{d: d, phys: phys, h: d.keys.hash(key), key: ks.load.slab.str(key), v: v, head: head, id: id}, nil
+	p.d, p.phys, p.h, p.key, p.head, p.id = d, phys, d.keys.hash(key), ks.load.slab.str(key), *head, id
+	return nil
 }
 
 // placeRecord puts a prepared record in its table (see LoadRecord).

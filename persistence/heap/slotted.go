@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Slotted (KV) page layout. See the package documentation.
@@ -275,8 +276,13 @@ func checkSlotted(img []byte, recs *[]slotRecord) error {
 		}
 		v := &scratch
 		if recs != nil {
-			*recs = append(*recs, slotRecord{slot: uint16(i)})
-			v = &(*recs)[len(*recs)-1].view
+			// Grown in place rather than appended: appending builds the
+			// element on the stack and copies it.
+			rs := slices.Grow(*recs, 1)
+			rs = rs[:len(rs)+1]
+			rs[len(rs)-1].slot = uint16(i)
+			v = &rs[len(rs)-1].view
+			*recs = rs
 		}
 		if err := decodeRecord(img[off:off+n], no, v); err != nil {
 			return fmt.Errorf("slot %d: %w", i, err)
