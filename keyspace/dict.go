@@ -204,14 +204,32 @@ func (d *dict[V]) candidate(h uint64, klen int) *slot[V] {
 	return nil
 }
 
-// insertSlot returns the slot an insert into key's segment would fill,
-// which has room (nil if the segment must grow first), for prefetching.
-func (d *dict[V]) insertSlot(h uint64) *slot[V] {
+// insertTargets returns, for prefetching, the slots that a lookup and then
+// an insert of a key with hash h touch in its segment, from the segment's
+// header alone: the first slot whose tag is the key's (nil if none; the
+// lookup reads it, and compares its key unless the lengths differ), and
+// the slot the insert would fill (nil if the segment must grow first).
+func (d *dict[V]) insertTargets(h uint64) (tagged, ins *slot[V]) {
 	s := &d.segs[d.segIndex(h)]
-	if int(s.used) < cap(s.slots) {
-		return &s.slots[:s.used+1][s.used]
+	n := min(int(s.used), segTags)
+	bcast := ones8 * (tagBits(h) >> kwTagShift)
+	for k := 0; k < n; k += 8 {
+		if m := tagMatches(s.tags[k>>3], bcast, n-k); m != 0 {
+			tagged = &s.slots[k+bits.TrailingZeros64(m)>>3]
+			break
+		}
 	}
-	return nil
+	if int(s.used) < cap(s.slots) {
+		ins = &s.slots[:s.used+1][s.used]
+	}
+	return tagged, ins
+}
+
+// touch reads the first and the last word of s, so that both cache lines
+// a slot may span are brought in (a 40-byte slot spans two half the time).
+func (s *slot[V]) touch() uint64 {
+	p := unsafe.Pointer(s)
+	return *(*uint64)(p) + *(*uint64)(unsafe.Add(p, unsafe.Sizeof(*s)-8))
 }
 
 // find returns key's slot, or nil. The pointer is valid until the next

@@ -3,6 +3,7 @@ package keyspace
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/moond-db/moond/persistence/heap"
@@ -59,6 +60,9 @@ type loadState struct {
 	superseded []heap.RecordID
 	slab       loadSlab    // the bytes of the keys and short strings loaded
 	chunked    loadChunked // the chunked values' records, for EndHeap
+	// prefetchLoad's scratch: the slots the batch will fill and those
+	// whose tags are its keys'.
+	ins, tagged [loadBatch]*slot[entry]
 }
 
 // BeginLoad starts a recovery whose redo point is redo: Loading and
@@ -106,19 +110,19 @@ func (ks *Keyspace) LoadRecord(r *heap.ScanRecord) (superseded heap.RecordID, du
 	if r.Head.Kind >= kindChunkedHead {
 		return heap.RecordID{}, false, ks.stashChunked(r) // EndHeap loads it
 	}
-	p, err := ks.readRecord(r)
-	if err != nil {
+	var p pendingRecord
+	if err := ks.readRecord(r, &p); err != nil {
 		return heap.RecordID{}, false, err
 	}
 	return ks.placeRecord(&p)
 }
 
-// readRecord reads and decodes one heap record (prepareRecord). A string
-// value short enough is read straight into the load's slab, where it
-// stays: one copy from the page, none after.
-func (ks *Keyspace) readRecord(r *heap.ScanRecord) (pendingRecord, error) {
-	fail := func(err error) (pendingRecord, error) {
-		return pendingRecord{}, fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
+// readRecord reads and decodes one heap record into *p (prepareRecord). A
+// string value short enough is read straight into the load's slab, where
+// it stays: one copy from the page, none after.
+func (ks *Keyspace) readRecord(r *heap.ScanRecord, p *pendingRecord) error {
+	fail := func(err error) error {
+		return fmt.Errorf("keyspace: heap record %v: %w", r.ID, err)
 	}
 	hk, err := r.Key()
 	if err != nil {
@@ -134,7 +138,7 @@ func (ks *Keyspace) readRecord(r *heap.ScanRecord) (pendingRecord, error) {
 			}
 			return fail(err)
 		}
-		return ks.prepareRecord(hk, r.ID, r.Head, val, true)
+		return ks.prepareRecord(p, hk, r.ID, &r.Head, val, true)
 	}
 	val, err := r.AppendValue(ks.load.buf[:0])
 	if err != nil {
@@ -143,7 +147,7 @@ func (ks *Keyspace) readRecord(r *heap.ScanRecord) (pendingRecord, error) {
 	if cap(val) <= 1<<20 {
 		ks.load.buf = val
 	}
-	return ks.prepareRecord(hk, r.ID, r.Head, val, false)
+	return ks.prepareRecord(p, hk, r.ID, &r.Head, val, false)
 }
 
 // QueueRecord is LoadRecord for a whole heap: records are decoded at once
@@ -156,11 +160,16 @@ func (ks *Keyspace) QueueRecord(r *heap.ScanRecord) error {
 	if r.Head.Kind >= kindChunkedHead {
 		return ks.stashChunked(r) // EndHeap loads it
 	}
-	p, err := ks.readRecord(r)
-	if err != nil {
+	// The record is decoded in place, in a slot grown for it: built
+	// apart and appended, it would be copied whole, its fields just
+	// written, a stall of the load's loop.
+	pend := slices.Grow(ks.load.pending, 1)
+	pend = pend[:len(pend)+1]
+	if err := ks.readRecord(r, &pend[len(pend)-1]); err != nil {
+		clear(pend[len(pend)-1:])
 		return err
 	}
-	ks.load.pending = append(ks.load.pending, p)
+	ks.load.pending = pend
 	if len(ks.load.pending) == loadBatch {
 		return ks.FlushLoad()
 	}
@@ -172,20 +181,12 @@ func (ks *Keyspace) QueueRecord(r *heap.ScanRecord) error {
 // ahead are still cached when their records are placed.
 const loadBatch = 32
 
-// FlushLoad places the records QueueRecord holds. It first reads, for
-// every record, the segment and the slot an insert of its key would fill (a loop with no
-// dependence between iterations, so the misses overlap), then places them
-// one by one into what is now cached.
+// FlushLoad places the records QueueRecord holds. It first reads the
+// memory placing them touches (prefetchLoad), then places them one by one
+// into what is now cached.
 func (ks *Keyspace) FlushLoad() error {
 	pend := ks.load.pending
-	var sink uint64
-	for i := range pend {
-		p := &pend[i]
-		if sl := p.d.keys.insertSlot(p.h); sl != nil {
-			sink += sl.kw
-		}
-	}
-	ks.pfSink += sink
+	ks.prefetchLoad(pend)
 	var err error
 	for i := range pend {
 		sup, dup, perr := ks.placeRecord(&pend[i])
@@ -221,8 +222,8 @@ func (ks *Keyspace) mustBeFlushed(what string) {
 
 // loadRecord is LoadRecord of a record already read.
 func (ks *Keyspace) loadRecord(hk []byte, id heap.RecordID, head heap.RecordHead, val []byte) (heap.RecordID, bool, error) {
-	p, err := ks.prepareRecord(hk, id, head, val, false)
-	if err != nil {
+	var p pendingRecord
+	if err := ks.prepareRecord(&p, hk, id, &head, val, false); err != nil {
 		return heap.RecordID{}, false, err
 	}
 	return ks.placeRecord(&p)
@@ -240,13 +241,13 @@ type pendingRecord struct {
 	id   heap.RecordID
 }
 
-// prepareRecord decodes a record: everything LoadRecord does before it
-// touches a table. inSlab says that val, a string's bytes, is the last
-// piece of the load's slab and may be kept as it is; otherwise val is
-// copied.
-func (ks *Keyspace) prepareRecord(hk []byte, id heap.RecordID, head heap.RecordHead, val []byte, inSlab bool) (pendingRecord, error) {
-	fail := func(err error) (pendingRecord, error) {
-		return pendingRecord{}, fmt.Errorf("keyspace: heap record %v: %w", id, err)
+// prepareRecord decodes a record into *p: everything LoadRecord does
+// before it touches a table. inSlab says that val, a string's bytes, is
+// the last piece of the load's slab and may be kept as it is; otherwise
+// val is copied.
+func (ks *Keyspace) prepareRecord(p *pendingRecord, hk []byte, id heap.RecordID, head *heap.RecordHead, val []byte, inSlab bool) error {
+	fail := func(err error) error {
+		return fmt.Errorf("keyspace: heap record %v: %w", id, err)
 	}
 	if id.File == 0 {
 		return fail(errors.New("record id names file 0"))
@@ -258,14 +259,14 @@ func (ks *Keyspace) prepareRecord(hk []byte, id heap.RecordID, head heap.RecordH
 	if phys >= len(ks.pdbs) {
 		return fail(fmt.Errorf("key of database %d, but the server has %d (--databases)", phys, len(ks.pdbs)))
 	}
-	var v value
 	if inSlab {
-		v = ks.load.slab.stringValue(val) // before the key: it may give the bytes back
-	} else if v, err = ks.decodeValue(Kind(head.Kind), val); err != nil {
+		p.v = ks.load.slab.stringValue(val) // before the key: it may give the bytes back
+	} else if p.v, err = ks.decodeValue(Kind(head.Kind), val); err != nil {
 		return fail(err)
 	}
 	d := ks.pdbs[phys]
-	return pendingRecord{d: d, phys: phys, h: d.keys.hash(key), key: ks.load.slab.str(key), v: v, head: head, id: id}, nil
+	p.d, p.phys, p.h, p.key, p.head, p.id = d, phys, d.keys.hash(key), ks.load.slab.str(key), *head, id
+	return nil
 }
 
 // placeRecord puts a prepared record in its table (see LoadRecord).

@@ -87,7 +87,7 @@ func (h *Heap) load(id uint32, onRecord func(*ScanRecord) error) error {
 	ovs := make([]ovMeta, pages)
 	var heads []chainHead
 	buf := make([]byte, scanChunk*PageSize)
-	var page Page
+	recs := make([]slotRecord, 0, MaxSlots)
 	rec := &ScanRecord{file: file, scratch: new(Page)}
 	for first := uint32(0); first < pages; first += scanChunk {
 		n := int(min(scanChunk, pages-first))
@@ -101,7 +101,8 @@ func (h *Heap) load(id uint32, onRecord func(*ScanRecord) error) error {
 		for i := range n {
 			no := first + uint32(i)
 			img := buf[i*PageSize : (i+1)*PageSize]
-			typ, err := CheckPage(img, id, no)
+			recs = recs[:0]
+			typ, err := checkPage(img, id, no, &recs)
 			switch {
 			case errors.Is(err, ErrZeroPage):
 				h.space.pushFree(fs, no)
@@ -115,33 +116,14 @@ func (h *Heap) load(id uint32, onRecord func(*ScanRecord) error) error {
 			case PageOverflow:
 				ovs[no] = ovMeta{h: overflowHeader(img), isOv: true}
 			case PageKV:
-				page.b = [PageSize]byte(img)
-				live := 0
-				for slot := range page.SlotCount() {
-					v, err := page.Record(slot)
-					if errors.Is(err, ErrNoRecord) {
-						continue
-					}
-					if err != nil {
-						return fmt.Errorf("heap: load %s: %w", file.Path(), err)
-					}
-					live++
-					rid := RecordID{id, no, uint16(slot)}
-					if v.Overflow != NoPage {
-						heads = append(heads, chainHead{rid, v.Overflow, v.ChainBytes()})
-					}
-					if onRecord != nil {
-						rec.ID, rec.Head, rec.view = rid, v.RecordHead, v
-						if err := onRecord(rec); err != nil {
-							return err
-						}
-					}
+				if err := loadRecords(rec, recs, no, &heads, onRecord); err != nil {
+					return err
 				}
-				if live == 0 {
+				if len(recs) == 0 {
 					h.space.pushFree(fs, no)
 				} else {
-					h.space.setKV(fs, no, page.Room())
-					fs.liveRecords += live
+					h.space.setKV(fs, no, slottedRoom(img))
+					fs.liveRecords += len(recs)
 				}
 			}
 		}
@@ -173,6 +155,26 @@ func (h *Heap) load(id uint32, onRecord func(*ScanRecord) error) error {
 			fs.overflowPages++
 		case m.isOv:
 			h.space.pushFree(fs, uint32(no))
+		}
+	}
+	return nil
+}
+
+// loadRecords hands onRecord, through rec, the live records recs of page
+// no of rec's file (the views alias the scan's read buffer), and adds
+// those with an overflow chain to heads.
+func loadRecords(rec *ScanRecord, recs []slotRecord, no uint32, heads *[]chainHead, onRecord func(*ScanRecord) error) error {
+	for i := range recs {
+		v := &recs[i].view
+		rid := RecordID{rec.file.ID(), no, recs[i].slot}
+		if v.Overflow != NoPage {
+			*heads = append(*heads, chainHead{rid, v.Overflow, v.ChainBytes()})
+		}
+		if onRecord != nil {
+			rec.ID, rec.Head, rec.view = rid, v.RecordHead, *v
+			if err := onRecord(rec); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package heap
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -72,6 +73,12 @@ func FuzzDecodePage(f *testing.F) {
 		reseal(img)
 		var p Page
 		err := p.Decode(img, testFile, testPage)
+		// The boot scan's check, which also collects the records it
+		// decodes, must judge every image as CheckPage does.
+		var recs []slotRecord
+		if _, rerr := checkPage(img, testFile, testPage, &recs); fmt.Sprint(rerr) != fmt.Sprint(err) {
+			t.Fatalf("the boot scan's check says %v, CheckPage %v", rerr, err)
+		}
 		var pe *PageError
 		if err != nil {
 			if !errors.As(err, &pe) {
@@ -84,7 +91,7 @@ func FuzzDecodePage(f *testing.F) {
 		}
 		switch p.Type() {
 		case PageKV:
-			exerciseSlotted(t, &p)
+			exerciseSlotted(t, &p, recs)
 		case PageOverflow:
 			h, data := p.Overflow()
 			if int(h.Len) != len(data) {
@@ -94,7 +101,10 @@ func FuzzDecodePage(f *testing.F) {
 	})
 }
 
-func exerciseSlotted(t *testing.T, p *Page) {
+// exerciseSlotted reads every record of the decoded slotted page p,
+// checking that recs (what the boot scan collected from its image) holds
+// the same ones, then changes the page, which must still decode.
+func exerciseSlotted(t *testing.T, p *Page, recs []slotRecord) {
 	live := 0
 	for slot := range p.SlotCount() {
 		v, err := p.Record(slot)
@@ -104,12 +114,16 @@ func exerciseSlotted(t *testing.T, p *Page) {
 		if err != nil {
 			t.Fatalf("slot %d of a decoded page: %v", slot, err)
 		}
+		if live >= len(recs) || int(recs[live].slot) != slot || recs[live].view.RecordHead != v.RecordHead ||
+			!bytes.Equal(recs[live].view.Inline, v.Inline) {
+			t.Fatalf("slot %d: the boot scan's records %+v differ from the page's", slot, recs)
+		}
 		live++
 		_, _ = v.Key()
 		_, _ = v.Value()
 	}
-	if live != p.LiveRecords() {
-		t.Fatal("live record count")
+	if live != p.LiveRecords() || live != len(recs) {
+		t.Fatalf("live record count %d, LiveRecords %d, boot scan %d", live, p.LiveRecords(), len(recs))
 	}
 	if p.FreeSpace() != expectedFree(p) {
 		t.Fatalf("free space %d, expected %d", p.FreeSpace(), expectedFree(p))

@@ -223,6 +223,15 @@ func (p *Page) Decode(img []byte, file, no uint32) error {
 // never reads outside img, never modifies it, and does not allocate unless
 // it fails.
 func CheckPage(img []byte, file, no uint32) (PageType, error) {
+	return checkPage(img, file, no, nil)
+}
+
+// checkPage is CheckPage. For a slotted page, when recs is not nil, it also
+// appends to *recs every live record as it validates it (checkSlotted):
+// the boot scan reads them all, and so decodes each record once. After a
+// failure *recs holds some of the page's records, or none: the caller
+// drops them.
+func checkPage(img []byte, file, no uint32, recs *[]slotRecord) (PageType, error) {
 	if len(img) != PageSize {
 		return 0, pageErr(file, no, ErrShortPage, "%d bytes", len(img))
 	}
@@ -254,7 +263,7 @@ func CheckPage(img []byte, file, no uint32) (PageType, error) {
 	var err error
 	switch typ {
 	case PageKV:
-		err = checkSlotted(img)
+		err = checkSlotted(img, recs)
 	case PageOverflow:
 		err = checkOverflow(img, no)
 	case PageFree:

@@ -59,8 +59,11 @@ func (h RecordHead) headerSize() int {
 	return RecordHeaderSize
 }
 
-// total is the length of key‖value.
-func (h RecordHead) total() uint64 { return uint64(h.KeyLen) + h.ValueLen }
+// total is the length of key‖value. (A pointer receiver: with a value
+// one the compiler copies the head to read two fields, and the copy's
+// wide loads of the narrow stores that just wrote it stall the boot's
+// record checks.)
+func (h *RecordHead) total() uint64 { return uint64(h.KeyLen) + h.ValueLen }
 
 // RecordView is a record as it sits in its page: the head and the inline
 // bytes, which alias the page and are valid only until the page changes.
@@ -138,7 +141,7 @@ func putRecord(b []byte, h RecordHead, inlineKey, inlineValue []byte) {
 
 // checkHead validates a record head against the inline bytes it comes with
 // (n of them), for a record in page number no.
-func checkHead(h RecordHead, n int, no uint32) error {
+func checkHead(h *RecordHead, n int, no uint32) error {
 	switch {
 	case h.KeyLSN == 0:
 		return errors.New("record with key LSN 0")
@@ -156,38 +159,36 @@ func checkHead(h RecordHead, n int, no uint32) error {
 	return nil
 }
 
-// decodeRecord decodes the record in slot bytes b of page number no. It
-// never reads outside b and does not allocate unless it fails.
-func decodeRecord(b []byte, no uint32) (RecordView, error) {
+// decodeRecord decodes the record in slot bytes b of page number no into
+// *v, in place (the boot scan decodes straight into the list it hands on).
+// It never reads outside b and does not allocate unless it fails; after a
+// failure *v holds part of the record.
+func decodeRecord(b []byte, no uint32, v *RecordView) error {
 	if len(b) < RecordHeaderSize {
-		return RecordView{}, fmt.Errorf("record of %d bytes is shorter than its header", len(b))
+		return fmt.Errorf("record of %d bytes is shorter than its header", len(b))
 	}
 	flags := b[recOffFlags]
 	if flags&^recFlagOverflow != 0 || binary.LittleEndian.Uint16(b[recOffReserved:]) != 0 {
-		return RecordView{}, fmt.Errorf("record with unknown flags %#x or nonzero reserved bytes", flags)
+		return fmt.Errorf("record with unknown flags %#x or nonzero reserved bytes", flags)
 	}
-	h := RecordHead{
-		Kind:     b[recOffKind],
-		KeyLen:   binary.LittleEndian.Uint32(b[recOffKeyLen:]),
-		ValueLen: binary.LittleEndian.Uint64(b[recOffValueLen:]),
-		Expiry:   int64(binary.LittleEndian.Uint64(b[recOffExpiry:])),
-		KeyLSN:   binary.LittleEndian.Uint64(b[recOffKeyLSN:]),
-		Overflow: NoPage,
-	}
+	h := &v.RecordHead
+	h.Kind = b[recOffKind]
+	h.KeyLen = binary.LittleEndian.Uint32(b[recOffKeyLen:])
+	h.ValueLen = binary.LittleEndian.Uint64(b[recOffValueLen:])
+	h.Expiry = int64(binary.LittleEndian.Uint64(b[recOffExpiry:]))
+	h.KeyLSN = binary.LittleEndian.Uint64(b[recOffKeyLSN:])
+	h.Overflow = NoPage
 	hdr := RecordHeaderSize
 	if flags&recFlagOverflow != 0 {
 		if len(b) < RecordHeaderSize+4 {
-			return RecordView{}, fmt.Errorf("overflow record of %d bytes is shorter than its header", len(b))
+			return fmt.Errorf("overflow record of %d bytes is shorter than its header", len(b))
 		}
 		h.Overflow = binary.LittleEndian.Uint32(b[recOffOverflow:])
 		if h.Overflow == NoPage {
-			return RecordView{}, errors.New("record flagged overflow without a first page")
+			return errors.New("record flagged overflow without a first page")
 		}
 		hdr += 4
 	}
-	inline := b[hdr:len(b):len(b)]
-	if err := checkHead(h, len(inline), no); err != nil {
-		return RecordView{}, err
-	}
-	return RecordView{RecordHead: h, Inline: inline}, nil
+	v.Inline = b[hdr:len(b):len(b)]
+	return checkHead(h, len(v.Inline), no)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Slotted (KV) page layout. See the package documentation.
@@ -66,10 +67,20 @@ func (p *Page) FreeSpace() int {
 // if it must), assuming it needs a new slot: the figure the free-space map
 // keeps.
 func (p *Page) Room() int {
-	if p.SlotCount() >= MaxSlots {
+	p.mustKV()
+	return slottedRoom(p.b[:])
+}
+
+// slottedRoom is Room of the image img of a slotted page.
+func slottedRoom(img []byte) int {
+	count := int(binary.LittleEndian.Uint16(img[kvOffSlotCount:]))
+	if count >= MaxSlots {
 		return 0
 	}
-	return max(p.FreeSpace()-SlotSize, 0)
+	upper := int(binary.LittleEndian.Uint16(img[kvOffUpper:]))
+	dead := int(binary.LittleEndian.Uint16(img[kvOffDead:]))
+	free := upper - (slotsOff + SlotSize*count) + dead
+	return max(free-SlotSize, 0)
 }
 
 // LiveRecords is the number of live slots.
@@ -98,7 +109,7 @@ func (p *Page) InsertRecord(h RecordHead, inlineKey, inlineValue []byte) (uint16
 		return 0, fmt.Errorf("heap: insert record: %d inline value bytes after a partial key (%d of %d bytes)",
 			len(inlineValue), len(inlineKey), h.KeyLen)
 	}
-	if err := checkHead(h, n, p.Number()); err != nil {
+	if err := checkHead(&h, n, p.Number()); err != nil {
 		return 0, fmt.Errorf("heap: insert record: %w", err)
 	}
 	size := recordSize(h, n)
@@ -155,8 +166,8 @@ func (p *Page) Record(slot int) (RecordView, error) {
 		// changes them: a bad slot here is a bug.
 		panic(fmt.Sprintf("heap: page %d slot %d at [%d,%d) outside the records [%d,%d)", p.Number(), slot, off, off+n, p.upper(), PageSize))
 	}
-	v, err := decodeRecord(p.b[off:off+n], p.Number())
-	if err != nil {
+	var v RecordView
+	if err := decodeRecord(p.b[off:off+n], p.Number(), &v); err != nil {
 		return RecordView{}, fmt.Errorf("heap: page %d slot %d: %w", p.Number(), slot, err)
 	}
 	return v, nil
@@ -214,12 +225,20 @@ func (p *Page) Compact() {
 	p.setDead(0)
 }
 
+// slotRecord is a live record of a slotted page image, decoded, and its
+// slot: what checkSlotted hands the boot scan.
+type slotRecord struct {
+	slot uint16
+	view RecordView
+}
+
 // checkSlotted validates the slotted structure of a page image whose header
 // has been verified: the slot array and the records fit the page, no two
 // records overlap, every record decodes, the dead-byte count accounts for
 // every byte between the records start and the page end that no record
-// holds, and the last slot is live.
-func checkSlotted(img []byte) error {
+// holds, and the last slot is live. When recs is not nil, each live record
+// it decoded is appended to *recs, in slot order; the views alias img.
+func checkSlotted(img []byte, recs *[]slotRecord) error {
 	count := int(binary.LittleEndian.Uint16(img[kvOffSlotCount:]))
 	upper := int(binary.LittleEndian.Uint16(img[kvOffUpper:]))
 	dead := int(binary.LittleEndian.Uint16(img[kvOffDead:]))
@@ -235,6 +254,7 @@ func checkSlotted(img []byte) error {
 		return fmt.Errorf("no slots, records start at %d, %d dead bytes", upper, dead)
 	}
 	var used [PageSize / 64]uint64 // one bit per byte of the page
+	var scratch RecordView         // where records decode when recs is nil
 	live := 0
 	for i := range count {
 		s := img[slotsOff+SlotSize*i:]
@@ -254,7 +274,17 @@ func checkSlotted(img []byte) error {
 		if markRange(&used, off, off+n) {
 			return fmt.Errorf("slot %d at [%d,%d) overlaps another record", i, off, off+n)
 		}
-		if _, err := decodeRecord(img[off:off+n], no); err != nil {
+		v := &scratch
+		if recs != nil {
+			// Grown in place rather than appended: appending builds the
+			// element on the stack and copies it.
+			rs := slices.Grow(*recs, 1)
+			rs = rs[:len(rs)+1]
+			rs[len(rs)-1].slot = uint16(i)
+			v = &rs[len(rs)-1].view
+			*recs = rs
+		}
+		if err := decodeRecord(img[off:off+n], no, v); err != nil {
 			return fmt.Errorf("slot %d: %w", i, err)
 		}
 		live += n

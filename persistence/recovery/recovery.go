@@ -521,7 +521,7 @@ func (b *boot) repair() error {
 	for id := range b.images {
 		byFile[id.File] = append(byFile[id.File], id.Page)
 	}
-	buf := make([]byte, heap.PageSize)
+	buf := make([]byte, repairRun*heap.PageSize)
 	for _, fid := range b.st.Files {
 		f, err := heap.OpenFile(b.fs, b.heapDir, fid)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -538,24 +538,8 @@ func (b *boot) repair() error {
 		}
 		nos := byFile[fid]
 		slices.Sort(nos)
-		for _, no := range nos {
-			if no >= pages {
-				break // never written, or the partial page below
-			}
-			n, err := f.ReadRaw(no, buf)
-			if err != nil {
-				return fmt.Errorf("recovery: shard %d: %w", b.o.Shard, err)
-			}
-			if n != 1 {
-				return fmt.Errorf("recovery: shard %d: heap file %s shrank below page %d while it was read", b.o.Shard, f.Path(), no)
-			}
-			_, cerr := heap.CheckPage(buf, fid, no)
-			if cerr == nil || errors.Is(cerr, heap.ErrZeroPage) {
-				continue
-			}
-			if err := b.restore(f, no, cerr); err != nil {
-				return err
-			}
+		if err := b.repairPages(f, pages, nos, buf); err != nil {
+			return err
 		}
 		if tail != 0 {
 			cerr := &heap.PageError{File: fid, Page: pages, Err: fmt.Errorf("%w: %d bytes at the end of the file (a torn write that extended it)", heap.ErrShortPage, tail)}
@@ -566,6 +550,45 @@ func (b *boot) repair() error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// repairRun is the most consecutive pages repair reads at once: after a
+// checkpoint that wrote every page (the first, or one after a bulk load)
+// every page has an image, and one read a page was most of the check's
+// cost.
+const repairRun = 64
+
+// repairPages checks the pages nos (sorted, each with an image) of f, a
+// file of pages whole pages, reading runs of consecutive pages together
+// into buf (repairRun pages long), and restores each page that fails
+// validation.
+func (b *boot) repairPages(f *heap.File, pages uint32, nos []uint32, buf []byte) error {
+	for i := 0; i < len(nos) && nos[i] < pages; {
+		j := i + 1 // nos[i:j]: consecutive pages of the file
+		for j < len(nos) && j-i < repairRun && nos[j] == nos[j-1]+1 && nos[j] < pages {
+			j++
+		}
+		first, k := nos[i], j-i
+		n, err := f.ReadRaw(first, buf[:k*heap.PageSize])
+		if err != nil {
+			return fmt.Errorf("recovery: shard %d: %w", b.o.Shard, err)
+		}
+		if n != k {
+			return fmt.Errorf("recovery: shard %d: heap file %s shrank below page %d while it was read", b.o.Shard, f.Path(), first+uint32(n))
+		}
+		for x := range k {
+			no := first + uint32(x)
+			_, cerr := heap.CheckPage(buf[x*heap.PageSize:(x+1)*heap.PageSize], f.ID(), no)
+			if cerr == nil || errors.Is(cerr, heap.ErrZeroPage) {
+				continue
+			}
+			if err := b.restore(f, no, cerr); err != nil {
+				return err
+			}
+		}
+		i = j
 	}
 	return nil
 }
