@@ -6,10 +6,7 @@ import "unsafe"
 // string values it creates: carved one after the other from chunks of
 // slabChunk bytes, rather than one allocation each. Two million small
 // allocations were a tenth of a million-key boot; a chunk is one, and the
-// bytes in it need no size-class rounding. A chunk is backed with memory
-// as it is made (prefault), in one call for all its pages: a fresh
-// process took a page fault for each 4 KiB the load filled, 8% of a
-// million-key restart.
+// bytes in it need no size-class rounding.
 //
 // A chunk lives as long as any key or value carved from it, so a key that
 // survives while its neighbours are deleted or overwritten keeps up to
@@ -28,7 +25,7 @@ type loadSlab struct {
 }
 
 const (
-	slabChunk = 16 << 10
+	slabChunk = 4096
 	slabMax   = 256
 )
 
@@ -37,7 +34,6 @@ const (
 func (s *loadSlab) alloc(n int) []byte {
 	if n > len(s.chunk)-s.off {
 		s.chunk, s.off = make([]byte, slabChunk), 0
-		prefault(unsafe.Pointer(unsafe.SliceData(s.chunk)), slabChunk)
 	}
 	b := s.chunk[s.off : s.off+n : s.off+n]
 	s.off += n
