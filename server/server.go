@@ -51,6 +51,7 @@ type Server struct {
 	activeExpire atomic.Bool
 	aofRewrites  atomic.Int64
 	peakMem      atomic.Int64 // used_memory_peak
+	pubsub       pubsubDir    // which shards subscribe to what (pubsub_dir.go)
 
 	shutdownOnce sync.Once
 	shutdownReq  chan struct{} // closed by SHUTDOWN

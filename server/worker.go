@@ -57,6 +57,9 @@ type worker struct {
 	closing   bool
 	heldSince time.Time
 
+	// pubsub holds this shard's connections' subscriptions (pubsub_local.go).
+	pubsub localPubsub
+
 	scratch resp.Writer
 	stats   workerStats
 	ticker  *runtime.Timer
