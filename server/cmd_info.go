@@ -118,6 +118,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		st.txnsAcross += si.stats.txnsAcross
 		st.execs += si.stats.execs
 		st.heldNanos += si.stats.heldNanos
+		st.obufLimitDisconnections += si.stats.obufLimitDisconnections
 		st.commands += si.stats.commands
 		st.netInputBytes += si.stats.netInputBytes
 		st.netOutputBytes += si.stats.netOutputBytes
@@ -255,6 +256,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		kv("total_forks", 0)
 		kv("migrate_cached_sockets", 0)
 		kv("total_error_replies", st.errorReplies)
+		kv("client_output_buffer_limit_disconnections", st.obufLimitDisconnections)
 		kv("total_reads_processed", 0)
 		kv("total_writes_processed", 0)
 		kv("total_exec_commands", st.execs)

@@ -85,6 +85,9 @@ type conn struct {
 	watches []*connWatch
 	// subs are its Pub/Sub subscriptions (pubsub.go); nil before the first.
 	subs *connSubs
+	// softLimitSince is when its pending output last reached the soft
+	// output buffer limit (pubsub_limit.go); zero while it is under.
+	softLimitSince time.Time
 
 	// recvDone and sentDone are c.onRecv and c.onSent, bound once: a
 	// method value passed to the backend escapes, and binding it per call

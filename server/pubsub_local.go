@@ -168,6 +168,9 @@ func (c *conn) push(b []byte) {
 	} else {
 		c.queue.push(&pendingReply{data: b})
 	}
+	if c.checkOutputLimit() {
+		return
+	}
 	if c.state == connReading {
 		// The read in flight completes later (onRecv waits for the send).
 		c.state = connRunning

@@ -81,6 +81,9 @@ type workerStats struct {
 	txnsAcross          int64     // of which over more than one shard
 	execs               int64     // EXECs that ran their queue
 	heldNanos           int64     // time txns held this shard
+	// obufLimitDisconnections: subscribers closed at the output buffer
+	// limit (pubsub_limit.go).
+	obufLimitDisconnections int64
 }
 
 type cmdStat struct {
