@@ -202,7 +202,8 @@ func cmdSpublish(c *conn, args [][]byte) { c.publish(true, args[1], args[2]) }
 func (c *conn) publish(shardKind bool, channel, payload []byte) {
 	w := c.w
 	w.pubsub.targets = w.srv.pubsub.targets(shardKind, channel, w.pubsub.targets)
-	var shards []int
+	var buf [16]int
+	shards := buf[:0]
 	for s := range w.srv.nshards {
 		if w.pubsub.targets.has(s) {
 			shards = append(shards, s)
