@@ -127,15 +127,20 @@ func (c *conn) describe(now time.Time) string {
 	if s := c.subs; s != nil {
 		sub, psub, ssub = len(s.channels), len(s.patterns), len(s.shardChannels)
 	}
+	// Redis shows the first 16 KiB of pending output as its static
+	// buffer (obl) and the rest as its reply list (omem).
+	obl := min(c.pendingOutput(), 16<<10)
+	omem := c.pendingOutput() - obl
 	multi := -1
 	if c.multi != nil {
 		multi = len(c.multi.cmds)
 	}
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d "+
-		"qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=default "+
+		"qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default "+
 		"redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.addr, c.laddr, c.fd, c.name, int64(now.Sub(c.created)/time.Second), int64(now.Sub(c.lastActive)/time.Second),
-		flags, c.client.DB, sub, psub, ssub, multi, qbuf, len(c.rbuf)-c.rend, len(c.rbuf), qbuf, len(c.rbuf)+cap(c.out.Buf)+cap(c.sending),
+		flags, c.client.DB, sub, psub, ssub, multi, qbuf, len(c.rbuf)-c.rend, len(c.rbuf), qbuf, obl, omem,
+		len(c.rbuf)+cap(c.out.Buf)+cap(c.sending),
 		cmdOrNull(c.lastCommand.name()), c.out.Proto, c.libName, c.libVer)
 }
 

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +108,19 @@ func TestPubSubSlowSubscriberSoftLimit(t *testing.T) {
 			}
 			if n := cmds[len(cmds)-1].(*redis.IntCmd).Val(); n != 1 && time.Since(start) < 2*time.Second {
 				t.Fatalf("the subscriber was closed before its soft limit's seconds (PUBLISH = %d)", n)
+			}
+		}
+		// CLIENT LIST shows the pending output (omem: beyond 16 KiB).
+		if time.Since(start) < 2*time.Second {
+			list := cl.Do(c, "CLIENT", "LIST", "TYPE", "pubsub").String()
+			omem := -1
+			for _, f := range strings.Fields(list) {
+				if v, ok := strings.CutPrefix(f, "omem="); ok {
+					omem, _ = strconv.Atoi(v)
+				}
+			}
+			if omem < 256<<10-16<<10 || omem > 16<<20 {
+				t.Fatalf("the slow subscriber's omem is %d; want its pending output, over the soft limit:\n%s", omem, list)
 			}
 		}
 		// Still over the soft limit two seconds later: the next
