@@ -123,15 +123,24 @@ func clientSetInfo(c *conn, args [][]byte) {
 func (c *conn) describe(now time.Time) string {
 	flags := c.flags()
 	qbuf := c.rend - c.rpos
+	var sub, psub, ssub int
+	if s := c.subs; s != nil {
+		sub, psub, ssub = len(s.channels), len(s.patterns), len(s.shardChannels)
+	}
+	// Redis shows the first 16 KiB of pending output as its static
+	// buffer (obl) and the rest as its reply list (omem).
+	obl := min(c.pendingOutput(), 16<<10)
+	omem := c.pendingOutput() - obl
 	multi := -1
 	if c.multi != nil {
 		multi = len(c.multi.cmds)
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d "+
-		"qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=default "+
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d "+
+		"qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default "+
 		"redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.addr, c.laddr, c.fd, c.name, int64(now.Sub(c.created)/time.Second), int64(now.Sub(c.lastActive)/time.Second),
-		flags, c.client.DB, multi, qbuf, len(c.rbuf)-c.rend, len(c.rbuf), qbuf, len(c.rbuf)+cap(c.out.Buf)+cap(c.sending),
+		flags, c.client.DB, sub, psub, ssub, multi, qbuf, len(c.rbuf)-c.rend, len(c.rbuf), qbuf, obl, omem,
+		len(c.rbuf)+cap(c.out.Buf)+cap(c.sending),
 		cmdOrNull(c.lastCommand.name()), c.out.Proto, c.libName, c.libVer)
 }
 
@@ -147,13 +156,15 @@ func cmdOrNull(s string) string {
 func clientList(c *conn, args [][]byte) {
 	var ids map[int64]bool
 	onlyNone := false
+	kind := "" // TYPE normal or pubsub: Redis's client types
 	for i := 2; i < len(args); i++ {
 		opt := strings.ToLower(string(args[i]))
 		switch {
 		case opt == "type" && i+1 < len(args):
 			switch strings.ToLower(string(args[i+1])) {
-			case "normal":
-			case "master", "replica", "slave", "pubsub":
+			case "normal", "pubsub":
+				kind = strings.ToLower(string(args[i+1]))
+			case "master", "replica", "slave":
 				onlyNone = true
 			default:
 				c.errorReply("ERR Unknown client type '" + string(args[i+1]) + "'")
@@ -182,6 +193,9 @@ func clientList(c *conn, args [][]byte) {
 		}
 		now := w.loop.Now()
 		for _, cc := range w.conns {
+			if kind != "" && (kind == "pubsub") != cc.subscribed() {
+				continue
+			}
 			if ids == nil || ids[cc.id] {
 				lines[i] = append(lines[i], cc.describe(now))
 			}

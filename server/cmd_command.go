@@ -33,6 +33,15 @@ var serverSpecs = []*keyspace.CommandSpec{
 	{Name: "shutdown", Arity: -1, Flags: []string{"admin", "noscript", "loading", "stale", "no_multi", "sentinel", "allow_busy"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
 	{Name: "bgrewriteaof", Arity: 1, Flags: []string{"admin", "noscript", "no_async_loading"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
 	{Name: "wait", Arity: 3, Flags: []string{"noscript"}, ACLCategories: []string{"@slow", "@connection"}},
+	{Name: "subscribe", Arity: -2, Flags: []string{"pubsub", "noscript", "loading", "stale"}, ACLCategories: []string{"@pubsub", "@slow"}},
+	{Name: "unsubscribe", Arity: -1, Flags: []string{"pubsub", "noscript", "loading", "stale"}, ACLCategories: []string{"@pubsub", "@slow"}},
+	{Name: "psubscribe", Arity: -2, Flags: []string{"pubsub", "noscript", "loading", "stale"}, ACLCategories: []string{"@pubsub", "@slow"}},
+	{Name: "punsubscribe", Arity: -1, Flags: []string{"pubsub", "noscript", "loading", "stale"}, ACLCategories: []string{"@pubsub", "@slow"}},
+	{Name: "ssubscribe", Arity: -2, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: []string{"@pubsub", "@slow"}},
+	{Name: "sunsubscribe", Arity: -1, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: []string{"@pubsub", "@slow"}},
+	{Name: "publish", Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast"}, ACLCategories: []string{"@pubsub", "@fast"}},
+	{Name: "spublish", Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast"}, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: []string{"@pubsub", "@fast"}},
+	{Name: "pubsub", Arity: -2, ACLCategories: []string{"@slow"}},
 }
 
 // allSpecs is every command moond answers, sorted by name.
@@ -192,6 +201,8 @@ func commandGroup(s *keyspace.CommandSpec) string {
 			return "generic"
 		case "@connection":
 			return "connection"
+		case "@pubsub":
+			return "pubsub"
 		}
 	}
 	return "server"

@@ -105,6 +105,7 @@ func configSet(c *conn, pairs [][]byte) {
 func (s *Server) applyRuntimeConfig(c *conn) {
 	s.cfgMu.RLock()
 	policy, appendOnly, limits := s.cfg.AppendFsync, s.cfg.AppendOnly, encodingLimits(s.cfg)
+	s.cachePubsubLimit()
 	s.cfgMu.RUnlock()
 	set := func(w *worker) {
 		if w.sh == nil { // loading: the shard takes the settings when it opens
@@ -137,6 +138,7 @@ func (s *Server) databases() int {
 func (w *worker) resetStats() {
 	st := &w.stats
 	st.commands, st.netInputBytes, st.netOutputBytes = 0, 0, 0
+	st.obufLimitDisconnections = 0
 	st.protocolErrors, st.errorReplies, st.rejectedConnections, st.connectionsReceived = 0, 0, 0, 0
 	st.errorsByPrefix = map[string]int64{}
 	clear(st.cmdCalls)

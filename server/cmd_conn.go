@@ -21,6 +21,9 @@ func init() {
 }
 
 func cmdPing(c *conn, args [][]byte) {
+	if len(args) <= 2 && c.pingSubscribed(args) {
+		return
+	}
 	switch len(args) {
 	case 1:
 		c.replyLocal(func(w *resp.Writer) { w.SimpleString("PONG") })
@@ -59,6 +62,7 @@ func cmdQuit(c *conn, _ [][]byte) {
 func cmdReset(c *conn, _ [][]byte) {
 	c.multi = nil // RESET discards a transaction being queued, as in Redis
 	c.unwatchAll()
+	c.unsubscribeAll()
 	c.client.DB = 0
 	c.client.NoTouch = false
 	c.name = ""

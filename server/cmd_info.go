@@ -119,6 +119,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		st.txnGroups += si.stats.txnGroups
 		st.execs += si.stats.execs
 		st.heldNanos += si.stats.heldNanos
+		st.obufLimitDisconnections += si.stats.obufLimitDisconnections
 		st.commands += si.stats.commands
 		st.netInputBytes += si.stats.netInputBytes
 		st.netOutputBytes += si.stats.netOutputBytes
@@ -249,12 +250,14 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		kv("evicted_keys", 0)
 		kv("keyspace_hits", tot.hits)
 		kv("keyspace_misses", tot.misses)
-		kv("pubsub_channels", 0)
-		kv("pubsub_patterns", 0)
+		kv("pubsub_channels", s.pubsub.nChannels.Load())
+		kv("pubsub_patterns", s.pubsub.nPatterns.Load())
+		kv("pubsubshard_channels", s.pubsub.nShardChannels.Load())
 		kv("latest_fork_usec", 0)
 		kv("total_forks", 0)
 		kv("migrate_cached_sockets", 0)
 		kv("total_error_replies", st.errorReplies)
+		kv("client_output_buffer_limit_disconnections", st.obufLimitDisconnections)
 		kv("total_reads_processed", 0)
 		kv("total_writes_processed", 0)
 		kv("total_exec_commands", st.execs)

@@ -83,6 +83,11 @@ type conn struct {
 	multi *multiState
 	// watches are the keys WATCH watches (watch.go).
 	watches []*connWatch
+	// subs are its Pub/Sub subscriptions (pubsub.go); nil before the first.
+	subs *connSubs
+	// softLimitSince is when its pending output last reached the soft
+	// output buffer limit (pubsub_limit.go); zero while it is under.
+	softLimitSince time.Time
 
 	// recvDone and sentDone are c.onRecv and c.onSent, bound once: a
 	// method value passed to the backend escapes, and binding it per call
@@ -117,6 +122,9 @@ func (c *conn) startRecv() {
 	c.state = connReading
 	if c.recvBusy {
 		return // the read posted while the connection waited (watch)
+	}
+	if c.paused {
+		return // resumeReading reads once the shard lets readers go
 	}
 	if c.w.sh != nil && c.w.sh.ReadsPaused() { // nil while the shard loads
 		c.paused = true
@@ -213,6 +221,12 @@ func (c *conn) onRecv(n int, err error) {
 		return
 	}
 	c.rend += n
+	if c.state == connSending {
+		// The read completed while a Pub/Sub message the connection
+		// received (push) was being sent: afterSend runs the input.
+		c.unprocessed = true
+		return
+	}
 	c.process()
 }
 
@@ -459,6 +473,7 @@ func (c *conn) close() {
 	}
 	c.state = connClosed
 	c.unwatchAll()
+	c.unsubscribeAll()
 	if b := c.blocked; b != nil {
 		c.clearBlocked()
 		c.w.toOwner(b, func() { b.owner.cancelBlocked(b) })

@@ -55,6 +55,11 @@ func (c *conn) dispatch(args [][]byte) {
 			c.errorReply("NOAUTH Authentication required.")
 			return
 		}
+		if msg := c.subscribedModeError(cmd, args); msg != "" {
+			st.rejected++
+			c.errorReply(msg)
+			return
+		}
 		if c.w.srv.loading.Load() && !allowedWhileLoading(cmd) {
 			st.rejected++
 			c.errorReply(loadingError)
@@ -73,6 +78,11 @@ func (c *conn) dispatch(args [][]byte) {
 	if !c.authed {
 		st.rejected++
 		c.errorReply("NOAUTH Authentication required.")
+		return
+	}
+	if msg := c.subscribedModeError(cmd, args); msg != "" {
+		st.rejected++
+		c.errorReply(msg)
 		return
 	}
 	if c.w.srv.loading.Load() && !allowedWhileLoading(cmd) {

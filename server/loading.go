@@ -30,7 +30,7 @@ const loadProgressLogEvery = 5 * time.Second
 // load balancers must see a live server (the issue asks for it).
 func allowedWhileLoading(cmd *command) bool {
 	switch cmd.name {
-	case "ping", "client", "config":
+	case "ping", "client", "config", "pubsub":
 		return true
 	}
 	spec := cmd.spec

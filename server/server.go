@@ -49,7 +49,9 @@ type Server struct {
 	txnDecision  atomic.Pointer[txnDecision] // the boot's first pass (txn_boot.go)
 	activeExpire atomic.Bool
 	aofRewrites  atomic.Int64
-	peakMem      atomic.Int64 // used_memory_peak
+	peakMem      atomic.Int64                             // used_memory_peak
+	pubsub       pubsubDir                                // which shards subscribe to what (pubsub_dir.go)
+	obufPubsub   atomic.Pointer[config.OutputBufferLimit] // pubsub_limit.go
 
 	shutdownOnce sync.Once
 	shutdownReq  chan struct{} // closed by SHUTDOWN
@@ -107,6 +109,7 @@ func New(cfg *config.Config, log *slog.Logger) *Server {
 		s.nshards = 1
 	}
 	s.activeExpire.Store(true)
+	s.cachePubsubLimit()
 	return s
 }
 

@@ -57,6 +57,9 @@ type worker struct {
 	closing   bool
 	heldSince time.Time
 
+	// pubsub holds this shard's connections' subscriptions (pubsub_local.go).
+	pubsub localPubsub
+
 	scratch resp.Writer
 	stats   workerStats
 	ticker  *runtime.Timer
@@ -79,6 +82,9 @@ type workerStats struct {
 	txnGroups           int64     // groups of txns that held their shards together
 	execs               int64     // EXECs that ran their queue
 	heldNanos           int64     // time txns held this shard
+	// obufLimitDisconnections: subscribers closed at the output buffer
+	// limit (pubsub_limit.go).
+	obufLimitDisconnections int64
 }
 
 type cmdStat struct {

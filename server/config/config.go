@@ -48,6 +48,9 @@ type Config struct {
 	// Memory.
 	MaxMemory       int64
 	MaxMemoryPolicy string
+	// OutputBufferLimits is client-output-buffer-limit, by class
+	// (ClassNormal, ClassReplica, ClassPubSub).
+	OutputBufferLimits [numClasses]OutputBufferLimit
 
 	// moond's runtime.
 	Shards      int
@@ -94,6 +97,7 @@ func Default() *Config {
 		ZSetMaxListpackValue:   64,
 		ListMaxListpackSize:    -2,
 		MaxMemoryPolicy:        "noeviction",
+		OutputBufferLimits:     defaultOutputBufferLimits,
 		Shards:                 runtime.NumCPU(),
 		IOBackend:              "auto",
 		UringDeferTaskrun:      true,
@@ -131,7 +135,6 @@ func defaultStored() map[string]string {
 		"daemonize":                         "no",
 		"supervised":                        "no",
 		"tcp-backlog":                       "511",
-		"client-output-buffer-limit":        "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
 		"lua-time-limit":                    "5000",
 		"busy-reply-threshold":              "5000",
 		"cluster-enabled":                   "no",

@@ -126,6 +126,7 @@ func buildParams() []*Param {
 		enumParam("io-backend", false, []string{"auto", "uring", "pool"}, func(c *Config) *string { return &c.IOBackend }),
 		boolParam("cpu-affinity", false, func(c *Config) *bool { return &c.CPUAffinity }),
 		boolParam("uring-defer-taskrun", false, func(c *Config) *bool { return &c.UringDeferTaskrun }),
+		outputBufferLimitParam(),
 	}
 	for name := range defaultStored() {
 		ps = append(ps, storedParam(name))

@@ -1,0 +1,179 @@
+package server
+
+import (
+	"github.com/moond-db/moond/keyspace"
+	"github.com/moond-db/moond/resp"
+)
+
+// localPubsub is one shard's side of Pub/Sub: the subscribers among the
+// connections this shard owns, by channel, shard channel and pattern.
+// Touched only on the shard's thread. The server-wide directory
+// (pubsub_dir.go) knows which shards have subscribers to a name; this
+// table knows which connections.
+type localPubsub struct {
+	channels      map[string]map[*conn]struct{}
+	shardChannels map[string]map[*conn]struct{}
+	patterns      map[string]*patternSubs
+	targets       shardSet // scratch for PUBLISH
+}
+
+// patternSubs are the connections subscribed to one pattern.
+type patternSubs struct {
+	pattern []byte
+	conns   map[*conn]struct{}
+}
+
+func (l *localPubsub) table(shardKind bool) *map[string]map[*conn]struct{} {
+	if shardKind {
+		return &l.shardChannels
+	}
+	return &l.channels
+}
+
+// addName subscribes c to a channel (shard channel with shardKind) on
+// this shard, telling the directory when c is its first subscriber here.
+func (w *worker) addName(shardKind bool, name string, c *conn) {
+	t := w.pubsub.table(shardKind)
+	if *t == nil {
+		*t = make(map[string]map[*conn]struct{})
+	}
+	subs := (*t)[name]
+	if subs == nil {
+		subs = make(map[*conn]struct{})
+		(*t)[name] = subs
+		w.srv.pubsub.setName(shardKind, name, w.id, true)
+	}
+	subs[c] = struct{}{}
+}
+
+// removeName undoes addName.
+func (w *worker) removeName(shardKind bool, name string, c *conn) {
+	t := w.pubsub.table(shardKind)
+	subs := (*t)[name]
+	if subs == nil {
+		return
+	}
+	delete(subs, c)
+	if len(subs) == 0 {
+		delete(*t, name)
+		w.srv.pubsub.setName(shardKind, name, w.id, false)
+	}
+}
+
+// addPattern subscribes c to a pattern on this shard.
+func (w *worker) addPattern(pattern string, c *conn) {
+	if w.pubsub.patterns == nil {
+		w.pubsub.patterns = make(map[string]*patternSubs)
+	}
+	p := w.pubsub.patterns[pattern]
+	if p == nil {
+		p = &patternSubs{pattern: []byte(pattern), conns: make(map[*conn]struct{})}
+		w.pubsub.patterns[pattern] = p
+		w.srv.pubsub.setPattern(pattern, w.id, true)
+	}
+	p.conns[c] = struct{}{}
+}
+
+// removePattern undoes addPattern.
+func (w *worker) removePattern(pattern string, c *conn) {
+	p := w.pubsub.patterns[pattern]
+	if p == nil {
+		return
+	}
+	delete(p.conns, c)
+	if len(p.conns) == 0 {
+		delete(w.pubsub.patterns, pattern)
+		w.srv.pubsub.setPattern(pattern, w.id, false)
+	}
+}
+
+// pubMessage is one published message as it travels to the shards that
+// deliver it: owned copies, read-only once built.
+type pubMessage struct {
+	shardKind        bool // SPUBLISH: to shard channel subscribers only
+	channel, payload []byte
+}
+
+// deliver pushes msg to this shard's subscribers and returns how many
+// received it: the channel's subscribers, plus one per (connection,
+// pattern) pair whose pattern matches the channel, as Redis counts.
+func (w *worker) deliver(msg *pubMessage) int64 {
+	var n int64
+	var enc [2][]byte // the message encoded for RESP2 and RESP3, on first use
+	kind := "message"
+	if msg.shardKind {
+		kind = "smessage"
+	}
+	for c := range (*w.pubsub.table(msg.shardKind))[string(msg.channel)] {
+		i := protoIndex(c)
+		if enc[i] == nil {
+			enc[i] = encodeMessage(c.out.Proto, kind, nil, msg.channel, msg.payload)
+		}
+		c.push(enc[i])
+		n++
+	}
+	if msg.shardKind {
+		return n
+	}
+	for _, p := range w.pubsub.patterns {
+		if !keyspace.Match(p.pattern, msg.channel, false) {
+			continue
+		}
+		var penc [2][]byte
+		for c := range p.conns {
+			i := protoIndex(c)
+			if penc[i] == nil {
+				penc[i] = encodeMessage(c.out.Proto, "pmessage", p.pattern, msg.channel, msg.payload)
+			}
+			c.push(penc[i])
+			n++
+		}
+	}
+	return n
+}
+
+func protoIndex(c *conn) int {
+	if c.out.Proto == 3 {
+		return 1
+	}
+	return 0
+}
+
+// encodeMessage builds a message push: [kind, channel, payload], or
+// [pmessage, pattern, channel, payload] when pattern is set.
+func encodeMessage(proto int, kind string, pattern, channel, payload []byte) []byte {
+	w := resp.Writer{Proto: proto}
+	if pattern != nil {
+		w.PushHeader(4)
+		w.BulkString(kind)
+		w.Bulk(pattern)
+	} else {
+		w.PushHeader(3)
+		w.BulkString(kind)
+	}
+	w.Bulk(channel)
+	w.Bulk(payload)
+	return w.Buf
+}
+
+// push writes an out-of-band message (b is shared and never modified) to
+// the connection: in order with its replies, and sent now when the
+// connection is idle, waiting for input.
+func (c *conn) push(b []byte) {
+	if c.state == connClosed {
+		return
+	}
+	if c.queue.empty() || c.onlyBlockWaits() {
+		c.out.Raw(b)
+	} else {
+		c.queue.push(&pendingReply{data: b})
+	}
+	if c.checkOutputLimit() {
+		return
+	}
+	if c.state == connReading {
+		// The read in flight completes later (onRecv waits for the send).
+		c.state = connRunning
+		c.maybeFlush()
+	}
+}
