@@ -11,7 +11,7 @@ import (
 // and heap_* fields (per-shard LSNs as comma-separated lists).
 func writeInfoCheckpoint(kv func(string, any), infos []shardInfo, changes int64, bgsaveSecs func(time.Duration) int64) {
 	var inProgress, poisoned bool
-	var completed, flushed, parts, failed, loads, loaded, spills, spilled, fsyncPending, files, bytes, retired, unexpected, walSince, recycled int64
+	var completed, flushed, parts, failed, loads, loaded, spills, spilled, fsyncPending, files, bytes, retired, unexpected, walSince, recycled, peerSyncs int64
 	var lastDur int64 = -1
 	var redo []string
 	var reasons, lastErrs []string
@@ -45,6 +45,7 @@ func writeInfoCheckpoint(kv func(string, any), infos []shardInfo, changes int64,
 		unexpected += st.VanishedUnexpected
 		walSince += ci.WALSince
 		recycled += ci.Recycled
+		peerSyncs += ci.PeerSyncs
 		if st.Completed > 0 {
 			lastDur = max(lastDur, st.LastDurationMs)
 		}
@@ -73,6 +74,7 @@ func writeInfoCheckpoint(kv func(string, any), infos []shardInfo, changes int64,
 	kv("checkpoint_pages_loaded", loaded)
 	kv("checkpoint_spills", spills)
 	kv("checkpoint_pages_spilled", spilled)
+	kv("checkpoint_txn_log_syncs", peerSyncs)
 	kv("data_fsync_pending", fsyncPending)
 	kv("heap_files", files)
 	kv("heap_bytes", bytes)

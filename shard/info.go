@@ -51,6 +51,9 @@ type CheckpointInfo struct {
 	Recycled   int64 // WAL segments recycled
 	LastSave   time.Time
 	LastStatus string // "ok" or "err", as rdb_last_bgsave_status
+	// PeerSyncs counts the syncs of every shard's WAL its checkpoints
+	// asked for after parts of txns (txnsync.go).
+	PeerSyncs int64
 }
 
 // Info gathers the shard's figures.
@@ -75,7 +78,7 @@ func (s *Shard) walInfo() WALInfo {
 }
 
 func (s *Shard) checkpointInfo() CheckpointInfo {
-	ci := CheckpointInfo{LastSave: s.LastSave(), LastStatus: "ok"}
+	ci := CheckpointInfo{LastSave: s.LastSave(), LastStatus: "ok", PeerSyncs: s.txn.peerSyncs}
 	c := s.ckpt
 	if c == nil {
 		return ci

@@ -173,6 +173,7 @@ func ScanTxns(o Options) (*txnlog.Summary, error) {
 	}
 	var args [][]byte
 	redo := c.RedoLSN
+	gap := false // replay stops at a gap (aof.go): so does the summary
 	_, err = wal.Recover(wal.RecoverOptions{
 		Dir:      (&Shard{o: o}).walDir(),
 		Shard:    uint32(o.ID),
@@ -181,7 +182,11 @@ func ScanTxns(o Options) (*txnlog.Summary, error) {
 		Salvage:  o.WALSalvage || os.Getenv(wal.SalvageEnv) == "1",
 		ReadOnly: true,
 		Apply: func(lsn uint64, typ wal.RecordType, payload []byte) error {
+			if gap {
+				return nil
+			}
 			if typ != wal.RecordData {
+				gap = record.IsGap(payload)
 				if lsn == redo && len(payload) > 0 && payload[0] == record.KindRedo {
 					mark, _, err := record.DecodeRedo(payload)
 					if err != nil {
