@@ -41,6 +41,9 @@ func (l *loneReplay) marker(m txnlog.Marker, apply func(lsn uint64, payload []by
 	case m.Abort:
 		l.drop()
 	case m.End:
+		if l.holding != m.Txid {
+			l.drop() // another txn's part, torn (a crash's)
+		}
 		if len(m.Parts) == 1 && m.Parts[0] == l.self {
 			held := l.held
 			l.holding, l.held = 0, nil
