@@ -256,40 +256,24 @@ func (s *Server) Stop() {
 		s.log.Error("shutdown: transactions still running when the shards close", "txns", n)
 	}
 	s.syncForStop(ctx)
-	sealed := make(chan error, len(s.workers))
-	n := 0
-	for _, w := range s.workers {
-		if w == nil {
-			continue
+	errs, done := s.onEveryShard(ctx, func(w *worker, sealed func(error)) {
+		w.closing = true
+		if w.sh == nil { // the shard did not open
+			sealed(nil)
+			return
 		}
-		n++
-		err := w.loop.Call(ctx, func() {
-			w.closing = true
-			if w.sh == nil { // the shard did not open
-				sealed <- nil
-				return
-			}
-			w.sh.Close(func(err error) {
-				if err != nil {
-					err = fmt.Errorf("shard %d: %w", w.id, err)
-				}
-				sealed <- err
-			})
-		})
-		if err != nil {
-			sealed <- fmt.Errorf("shard %d: stop: %w", w.id, err)
-		}
-	}
-	for i := 0; i < n; i++ {
-		select {
-		case err := <-sealed:
+		w.sh.Close(func(err error) {
 			if err != nil {
-				s.log.Error("WAL not sealed cleanly at shutdown", "err", err)
+				err = fmt.Errorf("shard %d: %w", w.id, err)
 			}
-		case <-ctx.Done():
-			s.log.Error("WAL close timed out at shutdown; the next start repairs the tail")
-			i = n
-		}
+			sealed(err)
+		})
+	})
+	for _, err := range errs {
+		s.log.Error("WAL not sealed cleanly at shutdown", "err", err)
+	}
+	if !done {
+		s.log.Error("WAL close timed out at shutdown; the next start repairs the tail")
 	}
 	for _, w := range s.workers {
 		if w != nil {
@@ -344,6 +328,35 @@ func (s *Server) shardOptions(id int) shard.Options {
 		o.WrapBackend = func(be runtime.Backend) runtime.Backend { return s.wrapBackend(loop, be) }
 	}
 	return o
+}
+
+// onEveryShard runs f on every started shard's loop and waits, until ctx
+// is done, for each to call back. It returns the errors they gave (or the
+// loop's, when f could not run) and whether every shard called back.
+func (s *Server) onEveryShard(ctx context.Context, f func(w *worker, done func(error))) ([]error, bool) {
+	results := make(chan error, len(s.workers))
+	n := 0
+	for _, w := range s.workers {
+		if w == nil {
+			continue
+		}
+		n++
+		if err := w.loop.Call(ctx, func() { f(w, func(err error) { results <- err }) }); err != nil {
+			results <- fmt.Errorf("shard %d: stop: %w", w.id, err)
+		}
+	}
+	var errs []error
+	for range n {
+		select {
+		case err := <-results:
+			if err != nil {
+				errs = append(errs, err)
+			}
+		case <-ctx.Done():
+			return errs, false
+		}
+	}
+	return errs, true
 }
 
 // maxClients and hz are read by the shards on every accept and tick;

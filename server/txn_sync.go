@@ -51,33 +51,15 @@ func (w *worker) syncLog(done func(error)) {
 // shutdown, and tells the shards: their shutdown checkpoints need no sync
 // of each other's logs, which may be closing by then.
 func (s *Server) syncForStop(ctx context.Context) {
-	synced := make(chan error, len(s.workers))
-	n := 0
-	for _, w := range s.workers {
-		if w == nil {
-			continue
-		}
-		n++
-		err := w.loop.Call(ctx, func() {
-			w.syncLog(func(err error) {
-				if err == nil && w.sh != nil {
-					w.sh.PeersSynced()
-				}
-				synced <- err
-			})
-		})
-		if err != nil {
-			synced <- err
-		}
-	}
-	for range n {
-		select {
-		case err := <-synced:
-			if err != nil {
-				s.log.Error("shutdown: a WAL could not be made durable", "err", err)
+	errs, _ := s.onEveryShard(ctx, func(w *worker, done func(error)) {
+		w.syncLog(func(err error) {
+			if err == nil && w.sh != nil {
+				w.sh.PeersSynced()
 			}
-		case <-ctx.Done():
-			return
-		}
+			done(err)
+		})
+	})
+	for _, err := range errs {
+		s.log.Error("shutdown: a WAL could not be made durable", "err", err)
 	}
 }
