@@ -37,6 +37,7 @@ func cmdFlushDB(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		ks.dropDB(c.DB)
 		ks.journal(c.DB, "FLUSHDB")
 	}
+	ks.trackFlush() // even of an empty database, as Redis signals it
 	replyOK(w)
 }
 
@@ -47,6 +48,7 @@ func cmdFlushAll(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if ks.FlushAll() > 0 {
 		ks.journal(c.DB, "FLUSHALL")
 	}
+	ks.trackFlush()
 	replyOK(w)
 }
 
@@ -86,6 +88,7 @@ func (ks *Keyspace) swapDB(a, b int) {
 		ks.touchAllWatched(a, b)
 		ks.touchAllWatched(b, a)
 	}
+	ks.trackFlush()
 	ks.dbs[a], ks.dbs[b] = ks.dbs[b], ks.dbs[a]
 	ks.watch.logicalOf[ks.dbs[a].phys] = a
 	ks.watch.logicalOf[ks.dbs[b].phys] = b

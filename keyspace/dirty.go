@@ -8,11 +8,11 @@ import "unsafe"
 // changed marks the key in sl, of database d, dirty: it changed in place.
 // It touches the key's watches too (watch.go).
 // This is the hot path: a key already dirty, with nothing watched, costs
-// two tests. A key that the take in progress has yet to take (its prev
+// three tests. A key that the take in progress has yet to take (its prev
 // bit) is left as it is: the take returns it, and the checkpoint reads its
 // Version, which covers this change, only after that.
 func (ks *Keyspace) changed(d *db, sl *slot[entry]) {
-	if ks.TrackDirty && sl.v.loc&locDirtyAny == 0 || ks.watched != 0 {
+	if ks.TrackDirty && sl.v.loc&locDirtyAny == 0 || ks.watched != 0 || ks.Tracking {
 		ks.changedSlow(d, sl)
 	}
 }
@@ -27,6 +27,9 @@ func (ks *Keyspace) changedSlow(d *db, sl *slot[entry]) {
 	}
 	if ks.watched != 0 {
 		ks.touchWatched(d, sl.keyBytes())
+	}
+	if ks.Tracking {
+		ks.track(sl.keyBytes())
 	}
 }
 

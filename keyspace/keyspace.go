@@ -35,6 +35,10 @@ type Client struct {
 	// key that was written: a key of another kind there is not ready (the
 	// client waits on) rather than WRONGTYPE.
 	Serving bool
+	// ID is the client's CLIENT ID, 0 for none. The keyspace does not read
+	// it: the server does, to tell CLIENT TRACKING's NOLOOP clients their
+	// own writes (tracking.go in package server).
+	ID int64
 }
 
 // Keyspace is one shard's slice of the data: its databases and the state
@@ -76,6 +80,12 @@ type Keyspace struct {
 	// watched is the number of registered watches (watch.go): the write
 	// path's one test, next to TrackDirty's.
 	watched int
+
+	// Tracker receives the keys writes change, for CLIENT TRACKING
+	// (tracker.go); the server sets Tracking while it has anything to
+	// invalidate, so that the write path pays one test otherwise.
+	Tracker  Tracker
+	Tracking bool
 
 	dbs      []*db // by logical index, SELECT's: SWAPDB permutes it (see DBMap)
 	pdbs     []*db // by physical id, the database heap keys name: fixed
@@ -253,6 +263,9 @@ func (ks *Keyspace) addKey(d *db, h uint64, key []byte, k string, v value) *slot
 	if ks.watched != 0 {
 		ks.touchWatched(d, key)
 	}
+	if ks.Tracking {
+		ks.track(key)
+	}
 	return sl
 }
 
@@ -283,6 +296,9 @@ func (ks *Keyspace) deleteKey(d *db, h uint64, key []byte) bool {
 	d.keys.removeAt(s, i)
 	if ks.watched != 0 {
 		ks.touchWatched(d, key)
+	}
+	if ks.Tracking {
+		ks.track(key)
 	}
 	return true
 }

@@ -38,13 +38,19 @@ type CommandSpec struct {
 	// server waits when the command finds no data (Client.WouldBlock).
 	Block *BlockSpec
 
-	run   func(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter)
-	write bool // Flags holds "write" (set at init)
+	run      func(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter)
+	write    bool // Flags holds "write" (set at init)
+	readonly bool // Flags holds "readonly" (set at init)
 }
 
 // Writes reports whether the command may change data (the "write" flag).
 // A nil spec (an unknown command) writes nothing.
 func (s *CommandSpec) Writes() bool { return s != nil && s.write }
+
+// ReadOnly reports whether the command has the "readonly" flag: it reads
+// keys and writes none (the commands whose keys CLIENT TRACKING
+// remembers).
+func (s *CommandSpec) ReadOnly() bool { return s != nil && s.readonly }
 
 // KeyPositions returns the indexes in args of the keys the command names
 // (args[0] being the command), from FirstKey, LastKey and Step.
@@ -184,6 +190,7 @@ func init() {
 		byName[s.Name] = s
 		for _, sub := range append([]*CommandSpec{s}, s.Subcommands...) {
 			sub.write = slices.Contains(sub.Flags, "write")
+			sub.readonly = slices.Contains(sub.Flags, "readonly")
 		}
 	}
 }

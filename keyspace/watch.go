@@ -157,10 +157,14 @@ func hasKey(d *db, key []byte) bool {
 
 // signalKey is Redis's signalModifiedKey for the writes that signal
 // without going through changed, addKey or deleteKey: it touches the
-// watches of key in d. The key's new state must be in place.
+// watches of key in d and tells the Tracker. The key's new state must be
+// in place.
 func (ks *Keyspace) signalKey(d *db, key []byte) {
 	if ks.watched != 0 {
 		ks.touchWatched(d, key)
+	}
+	if ks.Tracking {
+		ks.track(key)
 	}
 }
 

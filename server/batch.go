@@ -85,7 +85,7 @@ func (w *worker) runBatch(b *batch) {
 		if it.fn != nil {
 			it.fn(w, &out)
 		} else if it.block != nil {
-			cl = keyspace.Client{DB: it.db}
+			cl = keyspace.Client{DB: it.db, ID: it.conn.id}
 			maxLSN = max(maxLSN, w.exec(&cl, it.block, it.args, &out))
 			if cl.WouldBlock {
 				if b.parked == nil {
@@ -94,7 +94,7 @@ func (w *worker) runBatch(b *batch) {
 				b.parked[i] = w.blockOn(it.conn, it.reply, b.from, it.block, it.args, it.db, it.proto)
 			}
 		} else {
-			cl.DB = it.db
+			cl = keyspace.Client{DB: it.db, ID: it.conn.id}
 			maxLSN = max(maxLSN, w.execData(&cl, it.args, &out))
 		}
 		b.ends[i] = len(out.Buf)

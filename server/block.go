@@ -282,7 +282,9 @@ func (w *worker) unblock(b *blocked, withError bool) bool {
 // WAL record (0 for none). After a write, the keys it wrote that blocked
 // commands wait on serve them, before anything else runs.
 func (w *worker) exec(cl *keyspace.Client, spec *keyspace.CommandSpec, args [][]byte, out *resp.Writer) uint64 {
+	w.track.caller = cl.ID
 	lsn := w.sh.Exec(cl, spec, args, out)
+	w.track.caller = 0
 	if len(w.waits) > 0 && spec.Writes() {
 		w.signal(cl.DB, spec, args)
 		if w.holder == nil { // else at the release (unhold), as Redis serves after EXEC
@@ -386,8 +388,10 @@ func (w *worker) firstWaiter(k waitKey, kind keyspace.Kind) *waiter {
 // tryServe runs b's command again for key k alone; ok is false when k has
 // no data for it.
 func (w *worker) tryServe(b *blocked, k waitKey) (reply []byte, lsn uint64, ok bool) {
-	cl := keyspace.Client{DB: b.db, Serving: true}
+	cl := keyspace.Client{DB: b.db, Serving: true, ID: b.conn.id}
 	out := resp.Writer{Proto: b.proto}
+	w.track.caller = cl.ID
+	defer func() { w.track.caller = 0 }()
 	lsn = w.sh.Exec(&cl, b.spec, b.spec.Block.ServeArgs(b.args, b.keyPos(k.key)), &out)
 	if cl.WouldBlock {
 		return nil, 0, false

@@ -141,11 +141,20 @@ func (c *conn) flags() string {
 	if c.subscribed() {
 		f += "P"
 	}
+	if c.multi != nil {
+		f += "x"
+	}
 	if c.blocked != nil {
 		f += "b"
 	}
-	if c.multi != nil {
-		f += "x"
+	if t := c.track; t != nil {
+		f += "t"
+		if t.broken {
+			f += "R"
+		}
+		if t.bcast {
+			f += "B"
+		}
 	}
 	if f == "" {
 		return "N"

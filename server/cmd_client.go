@@ -24,6 +24,11 @@ var clientHelp = []string{
 	"SETNAME <name>", "    Assign the name <name> to the current connection.",
 	"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
 	"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
+	"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]", "         [OPTIN] [OPTOUT] [NOLOOP]",
+	"    Control server assisted client side caching.",
+	"TRACKINGINFO", "    Report tracking status for the current connection.",
+	"CACHING (YES|NO)", "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+	"GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
 	"NO-EVICT (ON|OFF)", "    Protect the current client connection from eviction.",
 	"NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
 	"HELP", "    Print this help.",
@@ -74,6 +79,14 @@ func cmdClient(c *conn, args [][]byte) {
 		clientKill(c, args)
 	case sub == "unblock" && (len(args) == 3 || len(args) == 4):
 		clientUnblock(c, args)
+	case sub == "tracking":
+		clientTracking(c, args)
+	case sub == "caching" && len(args) == 3:
+		clientCaching(c, args)
+	case sub == "getredir" && len(args) == 2:
+		clientGetRedir(c)
+	case sub == "trackinginfo" && len(args) == 2:
+		clientTrackingInfo(c)
 	case (sub == "no-evict" || sub == "no-touch") && len(args) == 3:
 		on := strings.ToLower(string(args[2]))
 		if on != "on" && on != "off" {
@@ -137,11 +150,11 @@ func (c *conn) describe(now time.Time) string {
 	}
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d "+
 		"qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default "+
-		"redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		"redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.addr, c.laddr, c.fd, c.name, int64(now.Sub(c.created)/time.Second), int64(now.Sub(c.lastActive)/time.Second),
 		flags, c.client.DB, sub, psub, ssub, multi, qbuf, len(c.rbuf)-c.rend, len(c.rbuf), qbuf, obl, omem,
 		len(c.rbuf)+cap(c.out.Buf)+cap(c.sending),
-		cmdOrNull(c.lastCommand.name()), c.out.Proto, c.libName, c.libVer)
+		cmdOrNull(c.lastCommand.name()), c.redir(), c.out.Proto, c.libName, c.libVer)
 }
 
 func cmdOrNull(s string) string {

@@ -63,6 +63,7 @@ func cmdReset(c *conn, _ [][]byte) {
 	c.multi = nil // RESET discards a transaction being queued, as in Redis
 	c.unwatchAll()
 	c.unsubscribeAll()
+	c.disableTracking()
 	c.client.DB = 0
 	c.client.NoTouch = false
 	c.name = ""

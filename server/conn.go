@@ -85,6 +85,8 @@ type conn struct {
 	watches []*connWatch
 	// subs are its Pub/Sub subscriptions (pubsub.go); nil before the first.
 	subs *connSubs
+	// track is its CLIENT TRACKING mode (tracking.go); nil while off.
+	track *connTracking
 	// softLimitSince is when its pending output last reached the soft
 	// output buffer limit (pubsub_limit.go); zero while it is under.
 	softLimitSince time.Time
@@ -107,6 +109,7 @@ func newConn(w *worker, fd runtime.FD, id int64, addr, laddr string) *conn {
 	now := w.loop.Now()
 	c := &conn{w: w, fd: fd, id: id, addr: addr, laddr: laddr, created: now, lastActive: now}
 	c.out.Proto = 2
+	c.client.ID = id
 	c.parser.Limits = w.srv.limits()
 	c.authed = w.srv.requirePass() == ""
 	c.parser.Unauthenticated = !c.authed
@@ -474,6 +477,7 @@ func (c *conn) close() {
 	c.state = connClosed
 	c.unwatchAll()
 	c.unsubscribeAll()
+	c.disableTracking()
 	if b := c.blocked; b != nil {
 		c.clearBlocked()
 		c.w.toOwner(b, func() { b.owner.cancelBlocked(b) })

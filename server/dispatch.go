@@ -43,6 +43,9 @@ func (c *conn) dispatch(args [][]byte) {
 		c.errorReply(keyspace.UnknownCommandError(args))
 		return
 	}
+	if c.track != nil {
+		defer c.afterCommand(cmd)
+	}
 	st := &c.w.stats.cmdCalls[cmd.id]
 	if sc := cmd.server; sc != nil {
 		if !arityOK(sc.arity, len(args)) {
@@ -91,6 +94,9 @@ func (c *conn) dispatch(args [][]byte) {
 		return
 	}
 	st.calls++
+	if c.track != nil {
+		c.rememberReads(spec, args)
+	}
 	c.routeData(spec, args)
 }
 

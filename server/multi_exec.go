@@ -68,6 +68,7 @@ type execPlan struct {
 	items   []execItem
 	lists   map[int][]execShardCmd
 	db      int   // the connection's database after the transaction
+	caller  int64 // the connection's client id
 	gathers []int // the items run gathered, in order
 	shards  []int // every shard a command touches
 }
@@ -79,6 +80,13 @@ func (c *conn) execQueued(cmds []queuedCmd) {
 	watches := c.watches
 	c.watches = nil
 	c.w.stats.execs++
+	if c.track != nil {
+		for _, q := range cmds {
+			if q.cmd.spec != nil {
+				c.rememberReads(q.cmd.spec, q.args)
+			}
+		}
+	}
 	db0 := c.client.DB
 	p := c.planExec(cmds)
 	var waits []*pendingReply
@@ -199,13 +207,13 @@ func (p *execPlan) writers() []int {
 // that a crash never keeps half of it.
 func runExecInline(w *worker, p *execPlan, proto int) ([][]byte, uint64) {
 	if p.writers() == nil || w.sh == nil {
-		return runExecList(w, p.lists[w.id], proto)
+		return runExecList(w, p.lists[w.id], proto, p.caller)
 	}
 	id := w.srv.txnSeq.Add(1)
 	w.sh.OpenPart(id)
 	wasServing := w.serving
 	w.serving = true // blocked clients are served after the END
-	replies, lsn := runExecList(w, p.lists[w.id], proto)
+	replies, lsn := runExecList(w, p.lists[w.id], proto, p.caller)
 	end, err := w.sh.EndPart(id, []int{w.id})
 	if err != nil { // the EXEC never commits: no command of it is told it ran
 		e := resp.Writer{Proto: proto}
@@ -232,7 +240,7 @@ func (c *conn) execGrouped(p *execPlan, shards, writers []int, proto int, finish
 		var got [][]byte
 		t.stepEarly(s, proto, func(w *worker, out *resp.Writer) uint64 {
 			var lsn uint64
-			got, lsn = runExecList(w, list, proto)
+			got, lsn = runExecList(w, list, proto, p.caller)
 			return lsn
 		}, true, func(r []byte) {
 			replies[s] = repliesOr(got, len(list), r)
@@ -285,14 +293,14 @@ func repliesOr(got [][]byte, n int, r []byte) [][]byte {
 // serves them after EXEC: while the list runs, w.serving keeps
 // worker.exec from serving them; a shard a txn holds serves them when it
 // is released (unhold).
-func runExecList(w *worker, list []execShardCmd, proto int) ([][]byte, uint64) {
+func runExecList(w *worker, list []execShardCmd, proto int, caller int64) ([][]byte, uint64) {
 	out := resp.Writer{Proto: proto}
 	ends := make([]int, len(list))
 	var lsn uint64
 	wasServing := w.serving
 	w.serving = true
 	for i, sc := range list {
-		cl := keyspace.Client{DB: sc.db, NoBlock: true}
+		cl := keyspace.Client{DB: sc.db, NoBlock: true, ID: caller}
 		lsn = max(lsn, w.exec(&cl, sc.spec, sc.args, &out))
 		ends[i] = len(out.Buf)
 	}
@@ -311,7 +319,7 @@ func runExecList(w *worker, list []execShardCmd, proto int) ([][]byte, uint64) {
 
 // planExec builds the plan of cmds, starting in the connection's database.
 func (c *conn) planExec(cmds []queuedCmd) *execPlan {
-	p := &execPlan{items: make([]execItem, len(cmds)), lists: map[int][]execShardCmd{}, db: c.client.DB}
+	p := &execPlan{items: make([]execItem, len(cmds)), lists: map[int][]execShardCmd{}, db: c.client.DB, caller: c.id}
 	proto := c.out.Proto
 	for i, q := range cmds {
 		it := &p.items[i]
@@ -477,7 +485,7 @@ func (c *conn) execRange(t *txn, p *execPlan, from, to map[int]int, replies map[
 		list, dst := p.lists[s][lo:hi], replies[s]
 		ran := false
 		t.step(s, proto, func(w *worker, _ *resp.Writer) uint64 {
-			got, lsn := runExecList(w, list, proto)
+			got, lsn := runExecList(w, list, proto, p.caller)
 			copy(dst[lo:], got)
 			ran = true
 			return lsn

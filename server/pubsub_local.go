@@ -158,12 +158,22 @@ func encodeMessage(proto int, kind string, pattern, channel, payload []byte) []b
 
 // push writes an out-of-band message (b is shared and never modified) to
 // the connection: in order with its replies, and sent now when the
-// connection is idle, waiting for input.
-func (c *conn) push(b []byte) {
+// connection is idle, waiting for input. A client blocked in a command
+// (BLPOP) gets it at once, as Redis pushes to a blocked client.
+func (c *conn) push(b []byte) { c.pushMessage(b, c.onlyBlockWaits()) }
+
+// pushBehind is push after every reply the connection owes, a blocking
+// command's or a transaction's included: an invalidation that the client's
+// own command caused comes after that command's reply, as in Redis.
+func (c *conn) pushBehind(b []byte) { c.pushMessage(b, false) }
+
+// pushMessage is push; pastWait writes b ahead of the one reply still
+// queued, a blocked command's.
+func (c *conn) pushMessage(b []byte, pastWait bool) {
 	if c.state == connClosed {
 		return
 	}
-	if c.queue.empty() || c.onlyBlockWaits() {
+	if c.queue.empty() || pastWait {
 		c.out.Raw(b)
 	} else {
 		c.queue.push(&pendingReply{data: b})

@@ -51,6 +51,7 @@ type Server struct {
 	aofRewrites  atomic.Int64
 	peakMem      atomic.Int64                             // used_memory_peak
 	pubsub       pubsubDir                                // which shards subscribe to what (pubsub_dir.go)
+	tracking     serverTracking                           // CLIENT TRACKING's server-wide state (tracking_send.go)
 	obufPubsub   atomic.Pointer[config.OutputBufferLimit] // pubsub_limit.go
 
 	shutdownOnce sync.Once

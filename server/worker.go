@@ -59,6 +59,8 @@ type worker struct {
 
 	// pubsub holds this shard's connections' subscriptions (pubsub_local.go).
 	pubsub localPubsub
+	// track is this shard's side of CLIENT TRACKING (tracking_table.go).
+	track shardTracking
 
 	scratch resp.Writer
 	stats   workerStats
@@ -101,6 +103,7 @@ func newWorker(srv *Server, id int, loop *runtime.Loop) *worker {
 		blocked:  make([][]func(), srv.nshards),
 	}
 	w.stats.errorsByPrefix = make(map[string]int64)
+	w.track.init(w)
 	w.stats.cmdCalls = make([]cmdStat, len(commandList))
 	return w
 }
@@ -116,6 +119,8 @@ func (w *worker) boot(o shard.Options, done func(error)) {
 			return
 		}
 		w.sh, w.ks = sh, sh.Keyspace()
+		w.ks.Tracker = &w.track
+		w.track.updateGate()
 		w.srv.txnAbove(sh.TxnMark())
 		// CONFIG SET appendfsync or appendonly while the shard loaded reached the
 		// configuration, not the shard.
@@ -142,6 +147,7 @@ func (w *worker) listen(addrs []string) error {
 	// Everything every connection sent to other shards in one iteration
 	// leaves as one message per target shard.
 	w.loop.BeforeWait(w.postBatches)
+	w.loop.BeforeWait(w.track.flush)
 	w.hz = w.srv.hz()
 	w.ticker = w.loop.Every(time.Second/time.Duration(w.hz), w.tick)
 	return nil
@@ -186,6 +192,7 @@ func (w *worker) onAccept(fd runtime.FD) {
 		return
 	}
 	w.conns[c.id] = c
+	w.srv.tracking.homes.Store(c.id, w.id)
 	c.startRecv()
 }
 
@@ -205,6 +212,7 @@ func addrString(a net.Addr) string {
 func (w *worker) removeConn(c *conn) {
 	if _, ok := w.conns[c.id]; ok {
 		delete(w.conns, c.id)
+		w.srv.tracking.homes.Delete(c.id)
 		w.srv.clients.Add(-1)
 	}
 }
@@ -223,6 +231,9 @@ func (w *worker) tick() {
 	}
 	if w.sh != nil { // nil while the shard loads
 		w.sh.Tick(budget)
+	}
+	if len(w.track.keys) > 0 {
+		w.track.limit()
 	}
 }
 

@@ -51,6 +51,9 @@ type Config struct {
 	// OutputBufferLimits is client-output-buffer-limit, by class
 	// (ClassNormal, ClassReplica, ClassPubSub).
 	OutputBufferLimits [numClasses]OutputBufferLimit
+	// TrackingTableMaxKeys is tracking-table-max-keys: the most keys
+	// CLIENT TRACKING remembers (0: no limit).
+	TrackingTableMaxKeys int
 
 	// moond's runtime.
 	Shards      int
@@ -78,6 +81,7 @@ func Default() *Config {
 		MaxClients:             10000,
 		TCPKeepAlive:           300 * time.Second,
 		Hz:                     10,
+		TrackingTableMaxKeys:   1000000,
 		LogLevel:               "notice",
 		ProtoMaxBulkLen:        512 << 20,
 		ClientQueryBufferLimit: 1 << 30,

@@ -127,6 +127,7 @@ func buildParams() []*Param {
 		boolParam("cpu-affinity", false, func(c *Config) *bool { return &c.CPUAffinity }),
 		boolParam("uring-defer-taskrun", false, func(c *Config) *bool { return &c.UringDeferTaskrun }),
 		outputBufferLimitParam(),
+		intParam("tracking-table-max-keys", true, 0, math.MaxInt, func(c *Config) *int { return &c.TrackingTableMaxKeys }),
 	}
 	for name := range defaultStored() {
 		ps = append(ps, storedParam(name))
