@@ -302,17 +302,17 @@ func (c *conn) rememberReads(spec *keyspace.CommandSpec, args [][]byte) {
 	}
 	var posBuf [16]int
 	pos := keyPositions(spec, args, posBuf[:0])
-	var remote map[int][]string
+	var remote map[int][][]byte
 	for _, p := range pos {
 		s := c.w.srv.shardOf(args[p])
 		if s == c.w.id {
-			c.w.track.remember(string(args[p]), c.id)
+			c.w.track.remember(args[p], c.id)
 			continue
 		}
 		if remote == nil {
-			remote = map[int][]string{}
+			remote = map[int][][]byte{}
 		}
-		remote[s] = append(remote[s], string(args[p]))
+		remote[s] = append(remote[s], append([]byte(nil), args[p]...))
 	}
 	id := c.id
 	for s, keys := range remote {

@@ -41,8 +41,8 @@ func (t *shardTracking) init(w *worker) {
 
 // remember records that client id may cache key (Redis's
 // trackingRememberKeys, for one key).
-func (t *shardTracking) remember(key string, id int64) {
-	ids := t.keys[key]
+func (t *shardTracking) remember(key []byte, id int64) {
+	ids := t.keys[string(key)] // no copy of key for the lookup
 	for _, have := range ids {
 		if have == id {
 			return
@@ -51,7 +51,7 @@ func (t *shardTracking) remember(key string, id int64) {
 	if ids == nil {
 		t.nkeys.Add(1)
 	}
-	t.keys[key] = append(ids, id)
+	t.keys[string(key)] = append(ids, id)
 	t.nitems.Add(1)
 	if t.w.ks != nil {
 		t.w.ks.Tracking = true
