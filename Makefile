@@ -9,7 +9,7 @@ BIN := bin/moond
 RACE_PKGS := $(foreach d,uring runtime server shard persistence tests,$(if $(wildcard $(d)/*),./$(d)/...))
 FUZZTIME ?= 10s
 
-.PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench bench-redis bench-types bench-txn bench-checkpoint test-long deps apt-deps
+.PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench bench-redis bench-types bench-txn bench-tracking bench-checkpoint test-long deps apt-deps
 
 all: build
 
@@ -94,6 +94,7 @@ bench-redis: build
 	bash bench/redis_compare.sh
 	SKIP_BUILD=1 bash bench/types_compare.sh
 	bash bench/txn_compare.sh
+	SKIP_BUILD=1 bash bench/tracking_compare.sh
 
 # The data-type rows alone (hashes, sets): throughput in paired rounds,
 # memory and reply times against redis-server.
@@ -104,6 +105,11 @@ bench-types: build
 # redis-server, paired rounds on one CPU (bench/txn_compare.sh).
 bench-txn: build
 	bash bench/txn_compare.sh
+
+# GET with CLIENT TRACKING on and PUBLISH to 50 subscribers against
+# redis-server, paired rounds on one CPU (bench/tracking_compare.sh).
+bench-tracking: build
+	SKIP_BUILD=1 bash bench/tracking_compare.sh
 
 # Restart time (whole WAL vs heap + tail) and GET/SET latency with and
 # without checkpoints running; rewrites its section of BENCHMARKS.md.

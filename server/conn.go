@@ -87,6 +87,8 @@ type conn struct {
 	subs *connSubs
 	// track is its CLIENT TRACKING mode (tracking.go); nil while off.
 	track *connTracking
+	// flushQueued: in worker.pushed, to be sent before the loop waits.
+	flushQueued bool
 	// softLimitSince is when its pending output last reached the soft
 	// output buffer limit (pubsub_limit.go); zero while it is under.
 	softLimitSince time.Time

@@ -183,7 +183,31 @@ func (c *conn) pushMessage(b []byte, pastWait bool) {
 	}
 	if c.state == connReading {
 		// The read in flight completes later (onRecv waits for the send).
+		// The send waits for the end of the loop's iteration, so that
+		// every message of it leaves in one send, as Redis writes a
+		// client's output once per event loop iteration.
 		c.state = connRunning
-		c.maybeFlush()
+		c.w.flushBeforeWait(c)
 	}
+}
+
+// flushBeforeWait sends c's output before the loop waits (flushPushed).
+func (w *worker) flushBeforeWait(c *conn) {
+	if !c.flushQueued {
+		c.flushQueued = true
+		w.pushed = append(w.pushed, c)
+	}
+}
+
+// flushPushed sends the output of the idle connections that messages
+// were pushed to in this iteration (runtime.Loop.BeforeWait).
+func (w *worker) flushPushed() {
+	for i, c := range w.pushed {
+		w.pushed[i] = nil
+		c.flushQueued = false
+		if c.state == connRunning {
+			c.maybeFlush()
+		}
+	}
+	w.pushed = w.pushed[:0]
 }

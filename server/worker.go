@@ -61,6 +61,9 @@ type worker struct {
 	pubsub localPubsub
 	// track is this shard's side of CLIENT TRACKING (tracking_table.go).
 	track shardTracking
+	// pushed are the idle connections that got pushes in this iteration,
+	// sent before the loop waits (flushPushed).
+	pushed []*conn
 
 	scratch resp.Writer
 	stats   workerStats
@@ -148,6 +151,7 @@ func (w *worker) listen(addrs []string) error {
 	// leaves as one message per target shard.
 	w.loop.BeforeWait(w.postBatches)
 	w.loop.BeforeWait(w.track.flush)
+	w.loop.BeforeWait(w.flushPushed) // after track.flush: its pushes go too
 	w.hz = w.srv.hz()
 	w.ticker = w.loop.Every(time.Second/time.Duration(w.hz), w.tick)
 	return nil
