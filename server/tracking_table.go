@@ -1,6 +1,9 @@
 package server
 
-import "sync/atomic"
+import (
+	"slices"
+	"sync/atomic"
+)
 
 // shardTracking is one shard's side of CLIENT TRACKING (tracking.go): the
 // keys of this shard that tracking clients read, and the invalidations
@@ -10,8 +13,8 @@ import "sync/atomic"
 type shardTracking struct {
 	w *worker
 	// keys maps a key (of any database: Redis's table ignores them) to
-	// the ids of the clients that may cache it, in the order they read it.
-	keys map[string][]int64
+	// the clients that may cache it.
+	keys map[string]trackedBy
 	// nkeys and nitems are len(keys) and the ids in it (INFO's
 	// tracking_total_keys and tracking_total_items), summed over shards.
 	nkeys, nitems atomic.Int64
@@ -35,23 +38,21 @@ type shardTracking struct {
 
 func (t *shardTracking) init(w *worker) {
 	t.w = w
-	t.keys = make(map[string][]int64)
+	t.keys = make(map[string]trackedBy)
 	t.out = make([][]invalidation, w.srv.nshards)
 }
 
 // remember records that client id may cache key (Redis's
 // trackingRememberKeys, for one key).
 func (t *shardTracking) remember(key []byte, id int64) {
-	ids := t.keys[string(key)] // no copy of key for the lookup
-	for _, have := range ids {
-		if have == id {
-			return
-		}
+	by, ok := t.keys[string(key)] // no copy of key for the lookup
+	if by.has(id) {
+		return
 	}
-	if ids == nil {
+	if !ok {
 		t.nkeys.Add(1)
 	}
-	t.keys[string(key)] = append(ids, id)
+	t.keys[string(key)] = by.with(id)
 	t.nitems.Add(1)
 	if t.w.ks != nil {
 		t.w.ks.Tracking = true
@@ -65,23 +66,23 @@ func (t *shardTracking) KeyModified(key []byte) {
 	if t.w.srv.tracking.hasPrefixes() {
 		t.noteBroadcast(key)
 	}
-	ids, ok := t.keys[string(key)]
+	by, ok := t.keys[string(key)]
 	if !ok {
 		t.updateGate()
 		return
 	}
-	t.forget(string(key), ids)
+	t.forget(string(key), by)
 	k := [][]byte{append([]byte(nil), key...)}
-	for _, id := range ids {
+	by.each(func(id int64) {
 		t.queue(id, invalidation{target: id, kind: invalidateKeys, keys: k, modifier: t.caller})
-	}
+	})
 }
 
-// forget drops key, read by ids, from the table.
-func (t *shardTracking) forget(key string, ids []int64) {
+// forget drops key, read by by, from the table.
+func (t *shardTracking) forget(key string, by trackedBy) {
 	delete(t.keys, key)
 	t.nkeys.Add(-1)
-	t.nitems.Add(-int64(len(ids)))
+	t.nitems.Add(-int64(1 + len(by.more)))
 	t.updateGate()
 }
 
@@ -121,16 +122,16 @@ func (t *shardTracking) limit() {
 		return
 	}
 	effort := 100 * (t.overLimit + 1)
-	for key, ids := range t.keys { // Go's map order is random
+	for key, by := range t.keys { // Go's map order is random
 		if effort == 0 || len(t.keys) <= most {
 			break
 		}
 		effort--
-		t.forget(key, ids)
+		t.forget(key, by)
 		k := [][]byte{[]byte(key)}
-		for _, id := range ids {
+		by.each(func(id int64) {
 			t.queue(id, invalidation{target: id, kind: invalidateKeys, keys: k})
-		}
+		})
 	}
 	if len(t.keys) > most {
 		t.overLimit++
@@ -162,4 +163,32 @@ func (s *Server) trackedTotals() (keys, items int64) {
 		items += w.track.nitems.Load()
 	}
 	return keys, items
+}
+
+// trackedBy are the clients that may cache one key: the first inline, so
+// that the common key read by one client costs no allocation of its own.
+// A present entry always has id set.
+type trackedBy struct {
+	id   int64
+	more []int64
+}
+
+func (b trackedBy) has(id int64) bool {
+	return b.id == id || slices.Contains(b.more, id)
+}
+
+// with returns b with id added (b may be the zero value).
+func (b trackedBy) with(id int64) trackedBy {
+	if b.id == 0 {
+		return trackedBy{id: id}
+	}
+	b.more = append(b.more, id)
+	return b
+}
+
+func (b trackedBy) each(f func(id int64)) {
+	f(b.id)
+	for _, id := range b.more {
+		f(id)
+	}
 }
