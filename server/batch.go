@@ -101,6 +101,9 @@ func (w *worker) runBatch(b *batch) {
 		it.args = nil
 	}
 	b.buf = out.Buf
+	if w.track.due() {
+		w.track.flush() // ahead of the replies: the home queues them behind
+	}
 	from := b.from
 	post := func() { w.send(from, func() { from.deliverBatch(b) }) }
 	if maxLSN == 0 {

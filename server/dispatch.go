@@ -31,9 +31,19 @@ func arityOK(arity, n int) bool {
 	return n >= -arity
 }
 
-// dispatch runs one parsed command: authentication and arity first, then
-// either a server command or a data command routed to its keys' shard.
+// dispatch runs one parsed command, then sends the invalidations it
+// caused on this shard (CLIENT TRACKING): right after its reply, as Redis
+// sends them after the command, not when the loop next waits.
 func (c *conn) dispatch(args [][]byte) {
+	c.dispatchCommand(args)
+	if c.w.track.due() {
+		c.w.track.flush()
+	}
+}
+
+// dispatchCommand runs one parsed command: authentication and arity first,
+// then either a server command or a data command routed to its keys' shard.
+func (c *conn) dispatchCommand(args [][]byte) {
 	c.w.stats.commands++
 	cmd := c.lastCommand.lookup(args[0])
 	if c.multi != nil && c.inMulti(cmd, args) {

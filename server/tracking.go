@@ -256,7 +256,7 @@ func clientTrackingInfo(c *conn) {
 		add(t.noloop, "noloop")
 		add(t.broken, "broken_redirect")
 		redirect = t.redirect
-		prefixes = t.prefixes
+		prefixes = slices.Sorted(slices.Values(t.prefixes)) // Redis's radix tree order
 	}
 	c.replyLocal(func(w *resp.Writer) {
 		w.MapHeader(3)

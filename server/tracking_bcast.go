@@ -84,19 +84,21 @@ func (t *shardTracking) noteBroadcast(key []byte) {
 }
 
 // queueBroadcasts queues, for each prefix with changed keys, one message
-// with all of them to each client subscribed to it now.
+// with all of them to each client subscribed to it now: prefixes and keys
+// in byte order, as Redis's radix trees give them.
 func (t *shardTracking) queueBroadcasts() {
 	dir := *t.w.srv.tracking.prefixes.Load()
-	for prefix, changed := range t.bcast {
+	for _, prefix := range slices.Sorted(maps.Keys(t.bcast)) {
 		subs := dir[prefix]
 		if len(subs) == 0 {
 			continue
 		}
-		keys := make([][]byte, 0, len(changed))
-		mods := make([]int64, 0, len(changed))
-		for k, by := range changed {
-			keys = append(keys, []byte(k))
-			mods = append(mods, by)
+		changed := t.bcast[prefix]
+		names := slices.Sorted(maps.Keys(changed))
+		keys := make([][]byte, len(names))
+		mods := make([]int64, len(names))
+		for i, k := range names {
+			keys[i], mods[i] = []byte(k), changed[k]
 		}
 		for _, s := range subs {
 			t.queue(s.id, invalidation{target: s.id, kind: invalidateBroadcast, keys: keys, modifiers: mods})

@@ -68,7 +68,14 @@ func (t *shardTracking) queue(id int64, inv invalidation) {
 	t.out[home] = append(t.out[home], inv)
 }
 
-// flush sends the iteration's invalidations (runtime.Loop.BeforeWait):
+// due reports whether invalidations wait to be sent.
+func (t *shardTracking) due() bool {
+	return len(t.targets) > 0 || t.flushed || len(t.bcast) > 0
+}
+
+// flush sends the invalidations due: after each command a connection of
+// this shard runs, after a batch of other shards' commands, and before
+// the loop waits (runtime.Loop.BeforeWait) for the rest (expiry):
 // the flush nulls of this shard's clients and the broadcasts first, then
 // one message per home shard.
 func (t *shardTracking) flush() {
