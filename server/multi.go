@@ -108,7 +108,9 @@ func (c *conn) inMulti(cmd *command, args [][]byte) bool {
 }
 
 // notInMulti returns the error of a command a transaction may not hold:
-// Redis's no-multi commands (and the replication ones moond has not).
+// Redis 7.0's no-multi commands (SAVE, SHUTDOWN, SYNC, PSYNC) and REPLCONF.
+// (P|S)SUBSCRIBE have no such flag: queued, EXEC runs them and leaves the
+// connection subscribed, as in Redis.
 // Every other server command is queued; EXEC runs it when it plans the
 // transaction, before the data commands (multi_exec.go, capture).
 func notInMulti(cmd *command) string {
@@ -116,7 +118,7 @@ func notInMulti(cmd *command) string {
 		return ""
 	}
 	switch cmd.name {
-	case "save", "shutdown", "subscribe", "psubscribe", "ssubscribe", "monitor", "sync", "psync", "replconf":
+	case "save", "shutdown", "sync", "psync", "replconf":
 		return "ERR Command not allowed inside a transaction"
 	}
 	return ""

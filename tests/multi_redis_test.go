@@ -73,6 +73,32 @@ var multiRedisScenarios = []blockingScenario{
 		e.do("EXEC")
 		e.do("EXISTS", "foo1")
 	}},
+	{"SUBSCRIBE inside MULTI", func(e *benv) {
+		// Redis queues (P)SUBSCRIBE in a transaction (they have no
+		// no-multi flag); EXEC runs them, and the connection is then in
+		// subscribed mode. Its EXEC array counts one element per
+		// command while SUBSCRIBE of two channels writes two replies.
+		rc := e.client()
+		for _, cmd := range [][]string{
+			{"MULTI"}, {"SUBSCRIBE", "chan1", "chan2"}, {"PSUBSCRIBE", "p*"},
+			{"SET", "foo1", "1"}, {"SET", "foo2", "2"},
+		} {
+			e.send(rc, cmd...)
+			e.read(rc)
+		}
+		e.send(rc, "EXEC")
+		e.read(rc)
+		e.read(rc)
+		e.do("PUBLISH", "chan1", "hello")
+		e.read(rc)
+		e.do("PUBLISH", "pat", "hi")
+		e.read(rc)
+		e.send(rc, "PING")
+		e.read(rc)
+		e.send(rc, "GET", "foo2")
+		e.read(rc)
+		e.do("MGET", "foo1", "foo2")
+	}},
 	{"reply types inside EXEC", func(e *benv) {
 		e.do("MULTI")
 		e.do("SET", "foo1", "5")
