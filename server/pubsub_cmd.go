@@ -84,7 +84,7 @@ func (c *conn) numsub(shardKind bool, channels [][]byte) {
 		t := *w.pubsub.table(shardKind)
 		counts[i] = make([]int64, len(channels))
 		for j, ch := range channels {
-			counts[i][j] = int64(len(t[string(ch)]))
+			counts[i][j] = int64(t[string(ch)].len())
 		}
 	}, func(w *resp.Writer) {
 		w.ArrayHeader(2 * len(channels))

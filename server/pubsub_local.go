@@ -11,8 +11,8 @@ import (
 // (pubsub_dir.go) knows which shards have subscribers to a name; this
 // table knows which connections.
 type localPubsub struct {
-	channels      map[string]map[*conn]struct{}
-	shardChannels map[string]map[*conn]struct{}
+	channels      map[string]*subscriberSet
+	shardChannels map[string]*subscriberSet
 	patterns      map[string]*patternSubs
 	targets       shardSet // scratch for PUBLISH
 }
@@ -20,10 +20,10 @@ type localPubsub struct {
 // patternSubs are the connections subscribed to one pattern.
 type patternSubs struct {
 	pattern []byte
-	conns   map[*conn]struct{}
+	conns   *subscriberSet
 }
 
-func (l *localPubsub) table(shardKind bool) *map[string]map[*conn]struct{} {
+func (l *localPubsub) table(shardKind bool) *map[string]*subscriberSet {
 	if shardKind {
 		return &l.shardChannels
 	}
@@ -35,15 +35,15 @@ func (l *localPubsub) table(shardKind bool) *map[string]map[*conn]struct{} {
 func (w *worker) addName(shardKind bool, name string, c *conn) {
 	t := w.pubsub.table(shardKind)
 	if *t == nil {
-		*t = make(map[string]map[*conn]struct{})
+		*t = make(map[string]*subscriberSet)
 	}
 	subs := (*t)[name]
 	if subs == nil {
-		subs = make(map[*conn]struct{})
+		subs = newSubscriberSet()
 		(*t)[name] = subs
 		w.srv.pubsub.setName(shardKind, name, w.id, true)
 	}
-	subs[c] = struct{}{}
+	subs.add(c)
 }
 
 // removeName undoes addName.
@@ -53,8 +53,8 @@ func (w *worker) removeName(shardKind bool, name string, c *conn) {
 	if subs == nil {
 		return
 	}
-	delete(subs, c)
-	if len(subs) == 0 {
+	subs.remove(c)
+	if subs.len() == 0 {
 		delete(*t, name)
 		w.srv.pubsub.setName(shardKind, name, w.id, false)
 	}
@@ -67,11 +67,11 @@ func (w *worker) addPattern(pattern string, c *conn) {
 	}
 	p := w.pubsub.patterns[pattern]
 	if p == nil {
-		p = &patternSubs{pattern: []byte(pattern), conns: make(map[*conn]struct{})}
+		p = &patternSubs{pattern: []byte(pattern), conns: newSubscriberSet()}
 		w.pubsub.patterns[pattern] = p
 		w.srv.pubsub.setPattern(pattern, w.id, true)
 	}
-	p.conns[c] = struct{}{}
+	p.conns.add(c)
 }
 
 // removePattern undoes addPattern.
@@ -80,8 +80,8 @@ func (w *worker) removePattern(pattern string, c *conn) {
 	if p == nil {
 		return
 	}
-	delete(p.conns, c)
-	if len(p.conns) == 0 {
+	p.conns.remove(c)
+	if p.conns.len() == 0 {
 		delete(w.pubsub.patterns, pattern)
 		w.srv.pubsub.setPattern(pattern, w.id, false)
 	}
@@ -98,35 +98,17 @@ type pubMessage struct {
 // received it: the channel's subscribers, plus one per (connection,
 // pattern) pair whose pattern matches the channel, as Redis counts.
 func (w *worker) deliver(msg *pubMessage) int64 {
-	var n int64
-	var enc [2][]byte // the message encoded for RESP2 and RESP3, on first use
 	kind := "message"
 	if msg.shardKind {
 		kind = "smessage"
 	}
-	for c := range (*w.pubsub.table(msg.shardKind))[string(msg.channel)] {
-		i := protoIndex(c)
-		if enc[i] == nil {
-			enc[i] = encodeMessage(c.out.Proto, kind, nil, msg.channel, msg.payload)
-		}
-		c.push(enc[i])
-		n++
-	}
+	n := (*w.pubsub.table(msg.shardKind))[string(msg.channel)].deliver(kind, nil, msg)
 	if msg.shardKind {
 		return n
 	}
 	for _, p := range w.pubsub.patterns {
-		if !keyspace.Match(p.pattern, msg.channel, false) {
-			continue
-		}
-		var penc [2][]byte
-		for c := range p.conns {
-			i := protoIndex(c)
-			if penc[i] == nil {
-				penc[i] = encodeMessage(c.out.Proto, "pmessage", p.pattern, msg.channel, msg.payload)
-			}
-			c.push(penc[i])
-			n++
+		if keyspace.Match(p.pattern, msg.channel, false) {
+			n += p.conns.deliver("pmessage", p.pattern, msg)
 		}
 	}
 	return n

@@ -140,3 +140,72 @@ func TestPubSubSlowSubscriberSoftLimit(t *testing.T) {
 		}
 	})
 }
+
+// Subscribers closed at the limit in the middle of a delivery leave the
+// others of the same channel whole: every message reaches every reading
+// subscriber, and PUBLISH counts it.
+func TestPubSubSlowSubscribersLeaveTheOthersWhole(t *testing.T) {
+	eachServer(t, func(t *testing.T, s *server) {
+		c := ctx(t)
+		cl := s.client(2)
+		if err := cl.ConfigSet(c, "client-output-buffer-limit", "pubsub 256kb 0 0").Err(); err != nil {
+			t.Fatal(err)
+		}
+		const pairs = 6
+		var readers []*redis.PubSub
+		for range pairs {
+			slowSubscriber(t, s, "mixed")
+			ps := s.client(2).Subscribe(c, "mixed")
+			if _, err := ps.Receive(c); err != nil {
+				t.Fatal(err)
+			}
+			readers = append(readers, ps)
+		}
+		const size = 4096
+		msg := strings.Repeat("z", size)
+		got := make(chan int, pairs)
+		for _, ps := range readers {
+			go func() {
+				n := 0
+				for {
+					m, err := ps.ReceiveMessage(c)
+					if err != nil || m.Payload == "end" {
+						got <- n
+						return
+					}
+					n++
+				}
+			}()
+		}
+		published := 0
+		for gone := false; !gone; {
+			if published > 64<<20/size {
+				t.Fatal("the slow subscribers still receive after 64 MiB")
+			}
+			pipe := cl.Pipeline()
+			for range 64 {
+				pipe.Publish(c, "mixed", msg)
+			}
+			cmds, err := pipe.Exec(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			published += 64
+			for _, cmd := range cmds {
+				if n := cmd.(*redis.IntCmd).Val(); n < pairs {
+					t.Fatalf("PUBLISH reached %d subscribers; the %d that read must all count", n, pairs)
+				}
+			}
+			gone = cmds[len(cmds)-1].(*redis.IntCmd).Val() == pairs
+		}
+		cl.Publish(c, "mixed", "end")
+		for range pairs {
+			if n := <-got; n != published {
+				t.Fatalf("a reading subscriber got %d of %d messages", n, published)
+			}
+		}
+		if info := cl.Info(c, "stats").Val(); !strings.Contains(info, "client_output_buffer_limit_disconnections:"+strconv.Itoa(pairs)+"\r\n") {
+			t.Fatalf("INFO does not count %d disconnections:\n%s", pairs, info)
+		}
+	})
+}
