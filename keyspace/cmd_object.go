@@ -1,8 +1,9 @@
 package keyspace
 
-// OBJECT subcommands (Redis's object.c). moond has no maxmemory policy of
-// the LFU kind yet, so FREQ answers the error Redis gives under an LRU
-// policy, and IDLETIME comes from the 24-bit LRU clock kept in each slot.
+// OBJECT subcommands (Redis's object.c). IDLETIME comes from the 24-bit
+// LRU clock kept in each slot, FREQ from the LFU counter the same bits
+// hold under an LFU maxmemory-policy (lfu.go); each answers Redis's error
+// under the other kind of policy.
 
 // objectLookup is Redis's objectCommandLookupOrReply: null for a missing
 // key.
@@ -34,21 +35,26 @@ func cmdObjectIdletime(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if sl == nil {
 		return
 	}
-	now := ks.lru() >> kwLRUShift
-	then := sl.kw & kwLRUMask >> kwLRUShift
-	idle := now - then
-	if now < then {
-		idle = now + (lruClockMax - then)
+	if ks.lfu {
+		w.Error("ERR An LFU maxmemory policy is selected, idle time not tracked. " + policySwitchNote)
+		return
 	}
-	w.Int(int64(idle))
+	w.Int(int64(ks.idleSeconds(sl.kw)))
 }
 
 func cmdObjectFreq(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	if sl := ks.objectLookup(c, args[2], w); sl != nil {
-		w.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. " +
-			"Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	sl := ks.objectLookup(c, args[2], w)
+	if sl == nil {
+		return
 	}
+	if !ks.lfu {
+		w.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. " + policySwitchNote)
+		return
+	}
+	w.Int(int64(ks.lfuCounter(lfuBits(sl.kw))))
 }
+
+const policySwitchNote = "Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 
 var objectHelp = []string{
 	"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

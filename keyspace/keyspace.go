@@ -81,6 +81,12 @@ type Keyspace struct {
 	// path's one test, next to TrackDirty's.
 	watched int
 
+	// Eviction is the maxmemory policy and its tunables (evict.go); set
+	// with SetEviction, which also sets lfu.
+	Eviction Eviction
+	lfu      bool // Eviction.Policy counts accesses (LFU) instead of stamping times
+	evict    evictState
+
 	// Tracker receives the keys writes change, for CLIENT TRACKING
 	// (tracker.go); the server sets Tracking while it has anything to
 	// invalidate, so that the write path pays one test otherwise.
@@ -168,8 +174,22 @@ func (ks *Keyspace) lru() uint64 {
 	return uint64(ks.now/1000) << kwLRUShift & kwLRUMask
 }
 
+// touch records an access of the key in sl: its LRU clock, or its LFU
+// counter under an LFU maxmemory-policy.
 func (ks *Keyspace) touch(sl *slot[entry]) {
+	if ks.lfu {
+		sl.kw = sl.kw&^kwLRUMask | ks.lfuAccess(sl.kw)
+		return
+	}
 	sl.kw = sl.kw&^kwLRUMask | ks.lru()
+}
+
+// stamp is the LRU/LFU field of a key just created.
+func (ks *Keyspace) stamp() uint64 {
+	if ks.lfu {
+		return ks.lfuNew()
+	}
+	return ks.lru()
 }
 
 // lookup finds key in database dbi, deleting it first if its time has come.
@@ -275,7 +295,7 @@ func (ks *Keyspace) insertKey(d *db, h uint64, key []byte, k string, v value) *s
 		k = string(key)
 	}
 	d.dataBytes += allocSize(int64(len(k))) + v.heapBytes()
-	return d.keys.insert(h, k, entry{value: v}, ks.lru())
+	return d.keys.insert(h, k, entry{value: v}, ks.stamp())
 }
 
 // deleteKey removes key and its TTL, and reports whether it was there. It

@@ -10,6 +10,7 @@ type Stats struct {
 	ExpiredStalePerc      float64       // expired_stale_perc, as a fraction (0..1)
 	ExpiredTimeCapReached int64         // expired_time_cap_reached_count
 	ExpireCycleTime       time.Duration // expire_cycle_cpu_milliseconds
+	EvictedKeys           int64         // evicted_keys
 }
 
 // Stats returns the statistics gathered since the keyspace was made or

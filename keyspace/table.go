@@ -41,6 +41,7 @@ type CommandSpec struct {
 	run      func(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter)
 	write    bool // Flags holds "write" (set at init)
 	readonly bool // Flags holds "readonly" (set at init)
+	denyoom  bool // Flags holds "denyoom" (set at init)
 }
 
 // Writes reports whether the command may change data (the "write" flag).
@@ -51,6 +52,10 @@ func (s *CommandSpec) Writes() bool { return s != nil && s.write }
 // keys and writes none (the commands whose keys CLIENT TRACKING
 // remembers).
 func (s *CommandSpec) ReadOnly() bool { return s != nil && s.readonly }
+
+// DenyOOM reports whether the command has the "denyoom" flag: it may add
+// data, and is refused while memory is over maxmemory.
+func (s *CommandSpec) DenyOOM() bool { return s != nil && s.denyoom }
 
 // KeyPositions returns the indexes in args of the keys the command names
 // (args[0] being the command), from FirstKey, LastKey and Step.
@@ -191,6 +196,7 @@ func init() {
 		for _, sub := range append([]*CommandSpec{s}, s.Subcommands...) {
 			sub.write = slices.Contains(sub.Flags, "write")
 			sub.readonly = slices.Contains(sub.Flags, "readonly")
+			sub.denyoom = slices.Contains(sub.Flags, "denyoom")
 		}
 	}
 }

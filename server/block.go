@@ -285,6 +285,11 @@ func (w *worker) exec(cl *keyspace.Client, spec *keyspace.CommandSpec, args [][]
 	w.track.caller = cl.ID
 	lsn := w.sh.Exec(cl, spec, args, out)
 	w.track.caller = 0
+	if spec.Writes() && w.mayEvict() {
+		// The reply waits for the deletions its write caused, so that an
+		// acknowledged write's evictions survive a crash with it.
+		lsn = max(lsn, w.enforceMemory())
+	}
 	if len(w.waits) > 0 && spec.Writes() {
 		w.signal(cl.DB, spec, args)
 		if w.holder == nil { // else at the release (unhold), as Redis serves after EXEC

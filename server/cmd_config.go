@@ -98,16 +98,22 @@ func configSet(c *conn, pairs [][]byte) {
 		return
 	}
 	srv.applyRuntimeConfig(c)
-	c.ok()
 }
 
-// applyRuntimeConfig pushes the settings shards cache to every shard.
+// applyRuntimeConfig pushes the settings shards cache to every shard, and
+// replies OK once every shard took them: a command that follows CONFIG SET
+// on any shard sees the new settings (CONFIG SET maxmemory has evicted
+// what it had to, or refuses data, before it replies, as in Redis).
 func (s *Server) applyRuntimeConfig(c *conn) {
 	s.cfgMu.RLock()
 	policy, appendOnly, limits := s.cfg.AppendFsync, s.cfg.AppendOnly, encodingLimits(s.cfg)
 	s.cachePubsubLimit()
+	ev := s.evictionSettingsLocked()
+	applyGoMemoryLimit(s.cfg.MaxMemory)
+	s.maxmemory.Store(s.cfg.MaxMemory)
 	s.cfgMu.RUnlock()
-	set := func(w *worker) {
+	c.fanoutCollect(func(w *worker, _ int) {
+		w.applyEviction(ev)
 		if w.sh == nil { // loading: the shard takes the settings when it opens
 			return
 		}
@@ -118,14 +124,7 @@ func (s *Server) applyRuntimeConfig(c *conn) {
 		// Redis's CONFIG SET appendonly replies at once too: turning it on
 		// starts a rewrite in the background (shard/aof.go).
 		w.sh.SetAppendOnly(appendOnly)
-	}
-	for _, w := range s.workers {
-		if w == c.w {
-			set(w)
-			continue
-		}
-		c.w.send(w, func() { set(w) })
-	}
+	}, func(w *resp.Writer) { w.SimpleString("OK") })
 }
 
 // databases is the configured number of databases.

@@ -28,13 +28,18 @@ type shardInfo struct {
 	hits     int64
 	misses   int64
 	dataMem  int64
-	shard    shard.Info
+	evicted  int64
+	// overTotal and overNow are the ms this shard spent over its share of
+	// maxmemory, in all and in the episode going on (evict.go).
+	overTotal, overNow int64
+	shard              shard.Info
 }
 
 type dbInfo struct{ keys, expires, avgTTL int64 }
 
 func (w *worker) collectInfo() shardInfo {
 	si := shardInfo{clients: len(w.conns), blocked: w.blockedClients, timed: w.timedBlocked, stats: w.stats}
+	si.overTotal, si.overNow = w.mem.overTimes(w.loop.Now())
 	si.stats.errorsByPrefix = make(map[string]int64, len(w.stats.errorsByPrefix))
 	for k, v := range w.stats.errorsByPrefix {
 		si.stats.errorsByPrefix[k] = v
@@ -47,6 +52,7 @@ func (w *worker) collectInfo() shardInfo {
 	}
 	st := w.ks.Stats()
 	si.expired, si.hits, si.misses, si.dataMem = st.ExpiredKeys, st.KeyspaceHits, st.KeyspaceMisses, w.ks.UsedMemory()
+	si.evicted = st.EvictedKeys
 	si.shard = w.sh.Info()
 	for i := 0; i < w.ks.NumDBs(); i++ {
 		db := w.ks.DBInfo(i)
@@ -110,6 +116,9 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		tot.hits += si.hits
 		tot.misses += si.misses
 		tot.dataMem += si.dataMem
+		tot.evicted += si.evicted
+		tot.overTotal = max(tot.overTotal, si.overTotal)
+		tot.overNow = max(tot.overNow, si.overNow)
 		tot.shard.Changes += si.shard.Changes
 		st := &tot.stats
 		st.connectionsReceived += si.stats.connectionsReceived
@@ -247,7 +256,12 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		kv("expired_keys", tot.expired)
 		kv("expired_stale_perc", "0.00")
 		kv("expired_time_cap_reached_count", 0)
-		kv("evicted_keys", 0)
+		kv("evicted_keys", tot.evicted)
+		kv("evicted_clients", 0)
+		// A shard over its share is the server over maxmemory: the
+		// longest of the shards' times.
+		kv("total_eviction_exceeded_time", tot.overTotal)
+		kv("current_eviction_exceeded_time", tot.overNow)
 		kv("keyspace_hits", tot.hits)
 		kv("keyspace_misses", tot.misses)
 		kv("pubsub_channels", s.pubsub.nChannels.Load())

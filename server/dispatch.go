@@ -103,6 +103,11 @@ func (c *conn) dispatchCommand(args [][]byte) {
 		c.errorReply(loadingError)
 		return
 	}
+	if spec.DenyOOM() && c.w.srv.refusesData() {
+		st.rejected++
+		c.errorReply(oomError)
+		return
+	}
 	st.calls++
 	if c.track != nil {
 		c.rememberReads(spec, args)

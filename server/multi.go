@@ -59,6 +59,11 @@ func cmdExec(c *conn, _ [][]byte) {
 		c.errorReply("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
+	if c.w.srv.refusesData() && denyOOMQueued(m.cmds) {
+		c.unwatchAll()
+		c.errorReply("EXECABORT Transaction discarded because of: " + oomError)
+		return
+	}
 	c.execQueued(m.cmds)
 }
 
@@ -100,6 +105,11 @@ func (c *conn) inMulti(cmd *command, args [][]byte) bool {
 	if msg := notInMulti(cmd); msg != "" {
 		c.multi.aborted = true
 		c.errorReply(msg)
+		return true
+	}
+	if c.w.srv.refusesData() { // queueing takes memory too: Redis refuses any command
+		c.multi.aborted = true
+		c.errorReply(oomError)
 		return true
 	}
 	c.multi.cmds = append(c.multi.cmds, queuedCmd{cmd: cmd, args: copyArgs(args)})

@@ -225,6 +225,9 @@ func runExecInline(w *worker, p *execPlan, proto int) ([][]byte, uint64) {
 	if !wasServing && w.holder == nil && len(w.ready) > 0 {
 		w.serveReady()
 	}
+	if w.mayEvict() {
+		lsn = max(lsn, w.enforceMemory())
+	}
 	return replies, lsn
 }
 

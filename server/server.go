@@ -53,6 +53,8 @@ type Server struct {
 	pubsub       pubsubDir                                // which shards subscribe to what (pubsub_dir.go)
 	tracking     serverTracking                           // CLIENT TRACKING's server-wide state (tracking_send.go)
 	obufPubsub   atomic.Pointer[config.OutputBufferLimit] // pubsub_limit.go
+	oomShards    atomic.Int32                             // shards over their maxmemory share that cannot evict (evict.go)
+	maxmemory    atomic.Int64                             // the configured maxmemory, for the shards' reads (evict.go)
 
 	shutdownOnce sync.Once
 	shutdownReq  chan struct{} // closed by SHUTDOWN
@@ -152,6 +154,14 @@ func (s *Server) Start() error {
 			return fmt.Errorf("shard %d: %w", i, err)
 		}
 		s.workers[i] = newWorker(s, i, loop)
+	}
+	s.cfgMu.RLock()
+	ev := s.evictionSettingsLocked()
+	applyGoMemoryLimit(s.cfg.MaxMemory)
+	s.maxmemory.Store(s.cfg.MaxMemory)
+	s.cfgMu.RUnlock()
+	for _, w := range s.workers {
+		w.mem.limit, w.mem.timeLimit = ev.limit, ev.timeLimit // before the loop runs any of its code
 	}
 	for _, w := range s.workers {
 		if err := s.listenWorker(w); err != nil {
@@ -297,6 +307,7 @@ func (s *Server) shardOptions(id int) shard.Options {
 		Databases:       s.cfg.Databases,
 		ProtoMaxBulkLen: s.cfg.ProtoMaxBulkLen,
 		EncodingLimits:  encodingLimits(s.cfg),
+		Eviction:        s.evictionSettingsLocked().eviction,
 		AppendOnly:      s.cfg.AppendOnly,
 		AppendFsync:     s.cfg.AppendFsync,
 		WALSegmentSize:  s.cfg.WALSegmentSize,

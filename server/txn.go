@@ -221,6 +221,9 @@ func (w *worker) unhold(g *txnGroup) {
 	if w.holder == nil && len(w.ready) > 0 {
 		w.serveReady() // blocked clients whose keys the txn wrote
 	}
+	if w.mayEvict() {
+		w.enforceMemory() // what the txn wrote may have put the shard over
+	}
 	if w.holder == nil && len(w.holdQ) > 0 {
 		next := w.holdQ[0]
 		w.holdQ[0] = nil

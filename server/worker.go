@@ -61,6 +61,8 @@ type worker struct {
 	pubsub localPubsub
 	// track is this shard's side of CLIENT TRACKING (tracking_table.go).
 	track shardTracking
+	// mem is the shard's share of maxmemory (evict.go).
+	mem shardMemory
 	// pushed are the idle connections that got pushes in this iteration,
 	// sent before the loop waits (flushPushed).
 	pushed []*conn
@@ -131,6 +133,7 @@ func (w *worker) boot(o shard.Options, done func(error)) {
 			w.srv.log.Error("appendfsync not applied", "shard", w.id, "err", err)
 		}
 		sh.SetAppendOnly(w.srv.checkpointsOn())
+		sh.SetEviction(w.srv.evictionSettings().eviction)
 		done(nil)
 	})
 }
@@ -235,6 +238,9 @@ func (w *worker) tick() {
 	}
 	if w.sh != nil { // nil while the shard loads
 		w.sh.Tick(budget)
+		if w.mayEvict() {
+			w.enforceMemory()
+		}
 	}
 	if len(w.track.keys) > 0 {
 		w.track.limit()

@@ -24,6 +24,7 @@ type Options struct {
 	Databases       int
 	ProtoMaxBulkLen int64
 	EncodingLimits  keyspace.EncodingLimits // the data types' thresholds
+	Eviction        keyspace.Eviction       // maxmemory-policy and its tunables
 
 	AppendOnly     bool   // persistence on: a WAL, a heap, checkpoints
 	AppendFsync    string // always | everysec | no
@@ -205,6 +206,7 @@ func newShard(loop *runtime.Loop, o Options) *Shard {
 	s.ks = keyspace.NewKeyspace(o.Databases, func() int64 { return loop.Now().UnixMilli() })
 	s.ks.MaxBulkLen = o.ProtoMaxBulkLen
 	s.ks.Limits = o.EncodingLimits
+	s.ks.SetEviction(o.Eviction)
 	s.ks.Log = s
 	return s
 }
@@ -267,6 +269,23 @@ func (s *Shard) Close(done func(error)) {
 			done(err)
 		})
 	})
+}
+
+// SetEviction applies CONFIG SET of maxmemory-policy and its tunables.
+func (s *Shard) SetEviction(e keyspace.Eviction) { s.ks.SetEviction(e) }
+
+// Evict deletes keys by the eviction policy until the shard's data is at
+// most limit bytes (keyspace.Evict). A shard that cannot log evicts
+// nothing: an evicted key's deletion must reach the WAL before the key
+// leaves memory, or a crash would bring it back while the memory it took
+// was counted as free.
+func (s *Shard) Evict(limit int64, timeLimit time.Duration) keyspace.Evicted {
+	if s.refusing || s.canLog() != nil {
+		if used := s.ks.DatasetMemory(); used > limit {
+			return keyspace.Evicted{Result: keyspace.EvictFail, Used: used}
+		}
+	}
+	return s.ks.Evict(limit, timeLimit)
 }
 
 // SetEncodingLimits applies CONFIG SET of the encoding thresholds: values

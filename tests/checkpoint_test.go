@@ -19,7 +19,7 @@ import (
 // infoField returns one field of INFO persistence.
 func infoField(t testing.TB, c *redis.Client, name string) string {
 	t.Helper()
-	info, err := c.Info(ctx(t), "persistence").Result()
+	info, err := c.Info(ctx(t), "everything").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func infoField(t testing.TB, c *redis.Client, name string) string {
 			return v
 		}
 	}
-	t.Fatalf("INFO persistence has no %s:\n%s", name, info)
+	t.Fatalf("INFO has no %s:\n%s", name, info)
 	return ""
 }
 

@@ -48,6 +48,12 @@ type Config struct {
 	// Memory.
 	MaxMemory       int64
 	MaxMemoryPolicy string
+	// MaxMemorySamples, LFULogFactor, LFUDecayTime (minutes) and
+	// MaxMemoryEvictionTenacity tune the eviction, as in Redis.
+	MaxMemorySamples          int
+	LFULogFactor              int
+	LFUDecayTime              int
+	MaxMemoryEvictionTenacity int
 	// OutputBufferLimits is client-output-buffer-limit, by class
 	// (ClassNormal, ClassReplica, ClassPubSub).
 	OutputBufferLimits [numClasses]OutputBufferLimit
@@ -73,39 +79,43 @@ type Config struct {
 // to 127.0.0.1:6379, data in ./data, one shard per CPU, durable by default.
 func Default() *Config {
 	return &Config{
-		Bind:                   []string{"127.0.0.1"},
-		Port:                   6379,
-		Dir:                    "./data",
-		ProtectedMode:          true,
-		Databases:              16,
-		MaxClients:             10000,
-		TCPKeepAlive:           300 * time.Second,
-		Hz:                     10,
-		TrackingTableMaxKeys:   1000000,
-		LogLevel:               "notice",
-		ProtoMaxBulkLen:        512 << 20,
-		ClientQueryBufferLimit: 1 << 30,
-		AppendOnly:             true,
-		AppendFsync:            "everysec",
-		CheckpointTimeout:      300 * time.Second,
-		MaxWALSize:             1 << 30,
-		WALSegmentSize:         64 << 20,
-		PageCacheSize:          128 << 20,
-		HashMaxListpackEntries: 128,
-		HashMaxListpackValue:   64,
-		SetMaxIntsetEntries:    512,
-		SetMaxListpackEntries:  128,
-		SetMaxListpackValue:    64,
-		HLLSparseMaxBytes:      3000,
-		ZSetMaxListpackEntries: 128,
-		ZSetMaxListpackValue:   64,
-		ListMaxListpackSize:    -2,
-		MaxMemoryPolicy:        "noeviction",
-		OutputBufferLimits:     defaultOutputBufferLimits,
-		Shards:                 runtime.NumCPU(),
-		IOBackend:              "auto",
-		UringDeferTaskrun:      true,
-		Stored:                 defaultStored(),
+		Bind:                      []string{"127.0.0.1"},
+		Port:                      6379,
+		Dir:                       "./data",
+		ProtectedMode:             true,
+		Databases:                 16,
+		MaxClients:                10000,
+		TCPKeepAlive:              300 * time.Second,
+		Hz:                        10,
+		TrackingTableMaxKeys:      1000000,
+		LogLevel:                  "notice",
+		ProtoMaxBulkLen:           512 << 20,
+		ClientQueryBufferLimit:    1 << 30,
+		AppendOnly:                true,
+		AppendFsync:               "everysec",
+		CheckpointTimeout:         300 * time.Second,
+		MaxWALSize:                1 << 30,
+		WALSegmentSize:            64 << 20,
+		PageCacheSize:             128 << 20,
+		HashMaxListpackEntries:    128,
+		HashMaxListpackValue:      64,
+		SetMaxIntsetEntries:       512,
+		SetMaxListpackEntries:     128,
+		SetMaxListpackValue:       64,
+		HLLSparseMaxBytes:         3000,
+		ZSetMaxListpackEntries:    128,
+		ZSetMaxListpackValue:      64,
+		ListMaxListpackSize:       -2,
+		MaxMemoryPolicy:           "noeviction",
+		MaxMemorySamples:          5,
+		LFULogFactor:              10,
+		LFUDecayTime:              1,
+		MaxMemoryEvictionTenacity: 10,
+		OutputBufferLimits:        defaultOutputBufferLimits,
+		Shards:                    runtime.NumCPU(),
+		IOBackend:                 "auto",
+		UringDeferTaskrun:         true,
+		Stored:                    defaultStored(),
 	}
 }
 
@@ -127,7 +137,6 @@ func defaultStored() map[string]string {
 		"slowlog-max-len":                   "128",
 		"latency-monitor-threshold":         "0",
 		"notify-keyspace-events":            "",
-		"maxmemory-samples":                 "5",
 		"appendfilename":                    "appendonly.aof",
 		"dbfilename":                        "dump.rdb",
 		"no-appendfsync-on-rewrite":         "no",
@@ -144,9 +153,6 @@ func defaultStored() map[string]string {
 		"cluster-enabled":                   "no",
 		"replica-read-only":                 "yes",
 		"active-expire-effort":              "1",
-		"lfu-log-factor":                    "10",
-		"lfu-decay-time":                    "1",
-		"maxmemory-eviction-tenacity":       "10",
 		"io-threads":                        "1",
 		"io-threads-do-reads":               "no",
 		"enable-debug-command":              "no",

@@ -1,0 +1,321 @@
+package keyspace
+
+import (
+	"math"
+	"time"
+)
+
+// Eviction under maxmemory (Redis 7.0's evict.c). The server gives each
+// shard its share of maxmemory and calls Evict before and after writes;
+// Evict deletes keys chosen by the policy until the shard's data fits.
+// An evicted key is deleted like an expired one: its DEL goes to the
+// journal first (so the write-ahead log holds it ahead of every write it
+// made room for), then the key leaves the tables, its watchers and
+// tracking clients are told, and it counts in evicted_keys.
+
+// EvictionPolicy is maxmemory-policy.
+type EvictionPolicy uint8
+
+const (
+	NoEviction EvictionPolicy = iota
+	AllKeysLRU
+	AllKeysLFU
+	AllKeysRandom
+	VolatileLRU
+	VolatileLFU
+	VolatileRandom
+	VolatileTTL
+)
+
+var policyNames = [...]string{"noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random",
+	"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"}
+
+// ParseEvictionPolicy returns the policy named name (as CONFIG spells it).
+func ParseEvictionPolicy(name string) (EvictionPolicy, bool) {
+	for i, n := range policyNames {
+		if n == name {
+			return EvictionPolicy(i), true
+		}
+	}
+	return NoEviction, false
+}
+
+func (p EvictionPolicy) String() string { return policyNames[p] }
+
+// LFU reports whether the policy ranks keys by access frequency.
+func (p EvictionPolicy) LFU() bool { return p == AllKeysLFU || p == VolatileLFU }
+
+// allKeys reports whether every key may go, not only those with a TTL.
+func (p EvictionPolicy) allKeys() bool { return p >= AllKeysLRU && p <= AllKeysRandom }
+
+func (p EvictionPolicy) random() bool { return p == AllKeysRandom || p == VolatileRandom }
+
+// Eviction is the maxmemory policy and its tunables.
+type Eviction struct {
+	Policy       EvictionPolicy
+	Samples      int // maxmemory-samples: keys sampled per database per pool refill
+	LFULogFactor int // lfu-log-factor
+	LFUDecayTime int // lfu-decay-time, minutes
+}
+
+// SetEviction applies the policy and its tunables.
+func (ks *Keyspace) SetEviction(e Eviction) {
+	ks.Eviction = e
+	ks.lfu = e.Policy.LFU()
+}
+
+// EvictResult is what Evict achieved (Redis's EVICT_OK, EVICT_RUNNING,
+// EVICT_FAIL).
+type EvictResult uint8
+
+const (
+	// EvictOK: the data fits (or nothing could be evicted now, loading).
+	EvictOK EvictResult = iota
+	// EvictRunning: still over, but the time limit ran out; the next
+	// call goes on. Commands are not refused.
+	EvictRunning
+	// EvictFail: over, and nothing may be evicted (noeviction, or no key
+	// the policy allows): commands that add data are refused.
+	EvictFail
+)
+
+// evictPoolSize is EVPOOL_SIZE: the best candidates kept across calls.
+const evictPoolSize = 16
+
+// evictCandidate is an entry of the eviction pool: a key (its bytes in a
+// buffer the entry reuses), its database and its score, higher for a
+// better candidate.
+type evictCandidate struct {
+	score uint64
+	key   []byte
+	db    int
+	used  bool
+}
+
+// evictState is the eviction's state across calls.
+type evictState struct {
+	pool    [evictPoolSize]evictCandidate // the used entries are a prefix, in ascending score
+	nextDB  int                           // the random policies' next database
+	samples []*slot[entry]
+	vsamp   []*slot[int64]
+}
+
+// DatasetMemory is the memory maxmemory bounds: the tables, keys and
+// values (UsedMemory without the checkpoint's dirty list). The dirty list
+// holds the keys deleted since the last checkpoint: counting it would
+// make every eviction cost memory until the next checkpoint, as Redis
+// leaves its AOF and replication buffers out of the count for the same
+// reason.
+func (ks *Keyspace) DatasetMemory() int64 {
+	var n int64
+	for _, d := range ks.dbs {
+		n += d.keys.memory() + d.expires.memory() + d.dataBytes
+	}
+	return n
+}
+
+// Evicted is what an Evict call did.
+type Evicted struct {
+	Result EvictResult
+	// LSN is the LSN of the last deletion journaled (0 for none): a reply
+	// that must not be acknowledged before the evictions its write caused
+	// are durable waits for it.
+	LSN uint64
+	// Used is DatasetMemory when the call returned.
+	Used int64
+}
+
+// Evict deletes keys by the eviction policy until DatasetMemory is at most
+// limit, for at most timeLimit (checked every 16 keys). It does nothing
+// while Loading.
+func (ks *Keyspace) Evict(limit int64, timeLimit time.Duration) Evicted {
+	used := ks.DatasetMemory()
+	if ks.Loading || used <= limit {
+		return Evicted{Result: EvictOK, Used: used}
+	}
+	if ks.Eviction.Policy == NoEviction {
+		return Evicted{Result: EvictFail, Used: used}
+	}
+	ks.now = ks.Now()
+	ks.execLSN = 0
+	start := time.Now()
+	for n := 1; ; n++ {
+		dbi, key, ok := ks.evictionPick()
+		if !ok {
+			return Evicted{EvictFail, ks.execLSN, used}
+		}
+		ks.evictKey(dbi, key)
+		if used = ks.DatasetMemory(); used <= limit {
+			return Evicted{EvictOK, ks.execLSN, used}
+		}
+		if n%16 == 0 && time.Since(start) > timeLimit {
+			return Evicted{EvictRunning, ks.execLSN, used}
+		}
+	}
+}
+
+// evictKey deletes key of database dbi, evicted: journaled, then deleted.
+func (ks *Keyspace) evictKey(dbi int, key []byte) {
+	d := ks.dbs[dbi]
+	h := d.keys.hash(key)
+	ks.stats.EvictedKeys++
+	if ks.journaling() {
+		ks.delArgs[1] = key
+		ks.log(dbi, ks.delArgs[:])
+		ks.delArgs[1] = nil
+	}
+	ks.deleteKey(d, h, key)
+}
+
+// evictionPick returns the key the policy evicts next, and false when no
+// key may be evicted. The key's bytes are valid until the next pick.
+func (ks *Keyspace) evictionPick() (int, []byte, bool) {
+	if ks.Eviction.Policy.random() {
+		return ks.randomPick()
+	}
+	return ks.poolPick()
+}
+
+// randomPick is allkeys-random and volatile-random: a random key of the
+// next database, in turn, that has one.
+func (ks *Keyspace) randomPick() (int, []byte, bool) {
+	all := ks.Eviction.Policy.allKeys()
+	for range ks.dbs {
+		ks.evict.nextDB = (ks.evict.nextDB + 1) % len(ks.dbs)
+		d := ks.dbs[ks.evict.nextDB]
+		var key []byte
+		if all {
+			if sl := d.keys.random(); sl != nil {
+				key = sl.keyBytes()
+			}
+		} else if sl := d.expires.random(); sl != nil {
+			key = sl.keyBytes()
+		}
+		if key != nil {
+			buf := &ks.evict.pool[0].key // scratch: the random policies keep no pool
+			*buf = append((*buf)[:0], key...)
+			return ks.evict.nextDB, *buf, true
+		}
+	}
+	return 0, nil, false
+}
+
+// poolPick is the LRU, LFU and TTL policies: the pool is refilled with
+// samples of every database, and its best entry whose key still exists
+// is the pick (Redis's evictionPoolPopulate and its use).
+func (ks *Keyspace) poolPick() (int, []byte, bool) {
+	pool := &ks.evict.pool
+	for {
+		total := 0
+		for dbi, d := range ks.dbs {
+			n := d.expires.count
+			if ks.Eviction.Policy.allKeys() {
+				n = d.keys.count
+			}
+			if n > 0 {
+				ks.populate(dbi, d)
+				total += n
+			}
+		}
+		if total == 0 {
+			return 0, nil, false
+		}
+		for k := evictPoolSize - 1; k >= 0; k-- {
+			e := &pool[k]
+			if !e.used {
+				continue
+			}
+			e.used = false
+			d := ks.dbs[e.db]
+			var found bool
+			if ks.Eviction.Policy.allKeys() {
+				found = d.keys.find(d.keys.hash(e.key), e.key) != nil
+			} else {
+				found = d.expires.find(d.expires.hash(e.key), e.key) != nil
+			}
+			if found {
+				return e.db, e.key, true
+			}
+		}
+	}
+}
+
+// populate samples maxmemory-samples keys of database d and puts those
+// that score better than the pool's worst into the pool.
+func (ks *Keyspace) populate(dbi int, d *db) {
+	n := max(ks.Eviction.Samples, 1)
+	p := ks.Eviction.Policy
+	if p.allKeys() {
+		ks.evict.samples = d.keys.sample(ks.evict.samples[:0], n)
+		for _, sl := range ks.evict.samples {
+			ks.poolInsert(dbi, sl.keyBytes(), ks.evictScore(sl.kw))
+		}
+		clear(ks.evict.samples)
+		return
+	}
+	ks.evict.vsamp = d.expires.sample(ks.evict.vsamp[:0], n)
+	for _, es := range ks.evict.vsamp {
+		key := es.keyBytes()
+		if p == VolatileTTL {
+			ks.poolInsert(dbi, key, math.MaxUint64-uint64(es.v))
+			continue
+		}
+		if sl := d.keys.find(d.keys.hash(key), key); sl != nil {
+			ks.poolInsert(dbi, key, ks.evictScore(sl.kw))
+		}
+	}
+	clear(ks.evict.vsamp)
+}
+
+// evictScore is a key's eviction score from its kw: idle milliseconds
+// under LRU, 255 less its access counter under LFU.
+func (ks *Keyspace) evictScore(kw uint64) uint64 {
+	if ks.lfu {
+		return 255 - ks.lfuCounter(lfuBits(kw))
+	}
+	return ks.idleSeconds(kw) * 1000
+}
+
+// idleSeconds is the time since the key with this kw was last accessed,
+// from the 24-bit LRU clock (which wraps every 194 days).
+func (ks *Keyspace) idleSeconds(kw uint64) uint64 {
+	now := ks.lru() >> kwLRUShift
+	then := lfuBits(kw)
+	if now >= then {
+		return now - then
+	}
+	return now + (lruClockMax - then)
+}
+
+// poolInsert puts a candidate in the pool, as Redis does: the used
+// entries form a prefix in ascending score (picks take the rightmost), a
+// full pool drops its lowest entry for a better candidate and ignores a
+// worse one. Each entry owns its key buffer; shifts move the buffers
+// with the entries and hand the dropped one to the new entry.
+func (ks *Keyspace) poolInsert(dbi int, key []byte, score uint64) {
+	pool := &ks.evict.pool
+	k := 0
+	for k < evictPoolSize && pool[k].used && pool[k].score < score {
+		k++
+	}
+	switch {
+	case k == 0 && pool[evictPoolSize-1].used:
+		return // worse than the worst of a full pool
+	case k < evictPoolSize && !pool[k].used:
+		// a free entry right where it belongs
+	case !pool[evictPoolSize-1].used:
+		// room on the right: shift k.. one to the right
+		spare := pool[evictPoolSize-1].key
+		copy(pool[k+1:], pool[k:evictPoolSize-1])
+		pool[k].key = spare
+	default:
+		// full: drop the lowest, shift ..k-1 one to the left
+		k--
+		spare := pool[0].key
+		copy(pool[:k], pool[1:k+1])
+		pool[k].key = spare
+	}
+	e := &pool[k]
+	e.key = append(e.key[:0], key...)
+	e.score, e.db, e.used = score, dbi, true
+}
