@@ -9,7 +9,7 @@ BIN := bin/moond
 RACE_PKGS := $(foreach d,uring runtime server shard persistence tests,$(if $(wildcard $(d)/*),./$(d)/...))
 FUZZTIME ?= 10s
 
-.PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench bench-redis bench-types bench-txn bench-tracking bench-checkpoint test-long deps apt-deps
+.PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench bench-redis bench-types bench-txn bench-tracking bench-evict bench-checkpoint test-long deps apt-deps
 
 all: build
 
@@ -95,6 +95,7 @@ bench-redis: build
 	SKIP_BUILD=1 bash bench/types_compare.sh
 	bash bench/txn_compare.sh
 	SKIP_BUILD=1 bash bench/tracking_compare.sh
+	SKIP_BUILD=1 bash bench/evict_compare.sh
 
 # The data-type rows alone (hashes, sets): throughput in paired rounds,
 # memory and reply times against redis-server.
@@ -110,6 +111,11 @@ bench-txn: build
 # redis-server, paired rounds on one CPU (bench/tracking_compare.sh).
 bench-tracking: build
 	SKIP_BUILD=1 bash bench/tracking_compare.sh
+
+# SET at -P 16 while evicting (allkeys-lru, maxmemory at about half the
+# data) against redis-server: BENCHMARKS.md's bench-evict section.
+bench-evict: build
+	SKIP_BUILD=1 bash bench/evict_compare.sh
 
 # Restart time (whole WAL vs heap + tail) and GET/SET latency with and
 # without checkpoints running; rewrites its section of BENCHMARKS.md.

@@ -47,9 +47,11 @@ per_request() {
 # pair_setup SHARDS: the moond/redis-server pair of a paired-round script,
 # for the caller's WORK (a fresh directory), MOOND_BIN, SERVER_CPU and die:
 # PID and PORT by server, a trap that stops both and removes WORK, and the
-# functions below. moond runs with --shards SHARDS.
+# functions below. moond runs with --shards SHARDS; both servers get the
+# flags in the caller's PAIR_ARGS array, if any.
 pair_setup() {
 	PAIR_SHARDS=$1
+	[ -n "${PAIR_ARGS+set}" ] || PAIR_ARGS=() # flags both servers take (--maxmemory ...)
 	declare -gA PID=() PORT=([moond]=$((21000 + RANDOM % 4000)) [redis]=$((25000 + RANDOM % 4000)))
 	trap pair_cleanup EXIT
 }
@@ -70,10 +72,10 @@ start() {
 	rm -rf "${WORK:?}/$s" && mkdir -p "$WORK/$s"
 	if [ "$s" = moond ]; then
 		taskset -c "$SERVER_CPU" "$MOOND_BIN" --port "${PORT[$s]}" --dir "$WORK/$s" --shards "$PAIR_SHARDS" \
-			--appendonly no >"$WORK/$s.log" 2>&1 &
+			--appendonly no "${PAIR_ARGS[@]}" >"$WORK/$s.log" 2>&1 &
 	else
 		taskset -c "$SERVER_CPU" redis-server --port "${PORT[$s]}" --dir "$WORK/$s" --save '' --appendonly no \
-			>"$WORK/$s.log" 2>&1 &
+			"${PAIR_ARGS[@]}" >"$WORK/$s.log" 2>&1 &
 	fi
 	PID[$s]=$!
 	for _ in $(seq 200); do
