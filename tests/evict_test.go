@@ -235,10 +235,7 @@ func scanAll(t *testing.T, c context.Context, cl *redis.Client) map[string]bool 
 
 func TestTrackingHearsOfEvictions(t *testing.T) {
 	eachServer(t, func(t *testing.T, s *server) {
-		tr := dialRaw(t, s.addr(), "tracker", 3)
-		defer tr.c.Close()
-		wr := dialRaw(t, s.addr(), "writer", 2)
-		defer wr.c.Close()
+		tr, wr := trackingPair(t, s)
 		do(t, tr, "+OK\r\n", "CLIENT", "TRACKING", "on")
 		k := keyOnShard("ev", 1)
 		do(t, wr, "+OK\r\n", "SET", k, "v")

@@ -84,12 +84,21 @@ func clientID(t *testing.T, rc *rawClient) string {
 	return strings.TrimSpace(r[1:])
 }
 
+// trackingPair opens a RESP3 connection to track keys with and a RESP2
+// one to write them, both closed when the test ends.
+func trackingPair(t *testing.T, s *server) (tr, wr *rawClient) {
+	tr = dialRaw(t, s.addr(), "tracker", 3)
+	wr = dialRaw(t, s.addr(), "writer", 2)
+	t.Cleanup(func() {
+		tr.c.Close()
+		wr.c.Close()
+	})
+	return tr, wr
+}
+
 func TestTrackingInvalidatesReadKeysOnWrite(t *testing.T) {
 	eachServer(t, func(t *testing.T, s *server) {
-		tr := dialRaw(t, s.addr(), "tracker", 3)
-		defer tr.c.Close()
-		wr := dialRaw(t, s.addr(), "writer", 2)
-		defer wr.c.Close()
+		tr, wr := trackingPair(t, s)
 		k0, k1, other := keyOnShard("k", 0), keyOnShard("k", 1), keyOnShard("o", 1)
 		do(t, wr, "+OK\r\n", "MSET", k0, "a", k1, "b", other, "c")
 		do(t, tr, "+OK\r\n", "CLIENT", "TRACKING", "on")
@@ -180,10 +189,7 @@ func TestTrackingRedirectBroken(t *testing.T) {
 
 func TestTrackingBroadcastPrefixesAndNoloop(t *testing.T) {
 	eachServer(t, func(t *testing.T, s *server) {
-		tr := dialRaw(t, s.addr(), "tracker", 3)
-		defer tr.c.Close()
-		wr := dialRaw(t, s.addr(), "writer", 2)
-		defer wr.c.Close()
+		tr, wr := trackingPair(t, s)
 		do(t, tr, "+OK\r\n", "CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "a:", "PREFIX", "b:", "NOLOOP")
 		do(t, tr, "+OK\r\n", "SET", "a:mine", "1") // NOLOOP: not broadcast to itself
 		keys := []string{keyOnShard("a:", 0), keyOnShard("a:", 1), keyOnShard("b:", 0), keyOnShard("b:", 1)}
@@ -239,10 +245,7 @@ func pushKeys(t *testing.T, m string) []string {
 
 func TestTrackingOptinOptout(t *testing.T) {
 	eachServer(t, func(t *testing.T, s *server) {
-		tr := dialRaw(t, s.addr(), "tracker", 3)
-		defer tr.c.Close()
-		wr := dialRaw(t, s.addr(), "writer", 2)
-		defer wr.c.Close()
+		tr, wr := trackingPair(t, s)
 		k1, k2 := keyOnShard("p", 1), keyOnShard("q", 0)
 		do(t, tr, "+OK\r\n", "CLIENT", "TRACKING", "on", "OPTIN")
 		do(t, tr, "_\r\n", "GET", k1) // not cached: no CACHING yes
@@ -272,10 +275,7 @@ func TestTrackingOptinOptout(t *testing.T) {
 
 func TestTrackingExpiryInvalidates(t *testing.T) {
 	eachServer(t, func(t *testing.T, s *server) {
-		tr := dialRaw(t, s.addr(), "tracker", 3)
-		defer tr.c.Close()
-		wr := dialRaw(t, s.addr(), "writer", 2)
-		defer wr.c.Close()
+		tr, wr := trackingPair(t, s)
 		do(t, tr, "+OK\r\n", "CLIENT", "TRACKING", "on")
 		// Active expiry: nobody touches the key.
 		k := keyOnShard("e", 1)
@@ -306,10 +306,7 @@ func TestTrackingExpiryInvalidates(t *testing.T) {
 
 func TestTrackingFlushAndSwapdbSendOneNull(t *testing.T) {
 	eachServer(t, func(t *testing.T, s *server) {
-		tr := dialRaw(t, s.addr(), "tracker", 3)
-		defer tr.c.Close()
-		wr := dialRaw(t, s.addr(), "writer", 2)
-		defer wr.c.Close()
+		tr, wr := trackingPair(t, s)
 		do(t, tr, "+OK\r\n", "CLIENT", "TRACKING", "on")
 		k := keyOnShard("g", 1)
 		do(t, tr, "_\r\n", "GET", k)
