@@ -15,7 +15,7 @@ import (
 // rueidis is a client built around RESP3 client-side caching: DoCache
 // serves a key from its local cache until the server invalidates it. Its
 // cached reads must see every write another client makes, and every
-// expiry and flush, whatever shard the key lives on.
+// expiry, eviction and flush, whatever shard the key lives on.
 
 func newRueidis(t *testing.T, addr string) rueidis.Client {
 	t.Helper()
@@ -128,6 +128,35 @@ func TestRueidisCacheSeesExpiryAndFlush(t *testing.T) {
 		}
 		if err := wr.FlushAll(ctx(t)).Err(); err != nil {
 			t.Fatal(err)
+		}
+		eventuallyCached(t, cache, k0, "")
+		eventuallyCached(t, cache, k1, "")
+	})
+}
+
+func TestRueidisCacheSeesEvictions(t *testing.T) {
+	eachServer(t, func(t *testing.T, s *server) {
+		cache := newRueidis(t, s.addr())
+		wr := s.client(2)
+		k0, k1 := keyOnShard("ev", 0), keyOnShard("ev", 1)
+		for _, k := range []string{k0, k1} {
+			if err := wr.Set(ctx(t), k, "v", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			eventuallyCached(t, cache, k, "v")
+		}
+		// maxmemory 1 evicts every key before CONFIG SET replies: nobody
+		// writes them, and the cache must still stop serving them. (Under
+		// maxmemory 1 the server stays over it, and refuses the MULTI
+		// rueidis wraps its cached reads in, as Redis would: the limit
+		// goes back to 0 before the reads.)
+		for _, kv := range [][2]string{{"maxmemory-policy", "allkeys-random"}, {"maxmemory", "1"}, {"maxmemory", "0"}} {
+			if err := wr.ConfigSet(ctx(t), kv[0], kv[1]).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := wr.DBSize(ctx(t)).Val(); n != 0 {
+			t.Fatalf("DBSIZE %d after maxmemory 1 under allkeys-random", n)
 		}
 		eventuallyCached(t, cache, k0, "")
 		eventuallyCached(t, cache, k1, "")
