@@ -164,6 +164,9 @@ func (ks *Keyspace) evictKey(dbi int, key []byte) {
 		ks.log(dbi, ks.delArgs[:])
 		ks.delArgs[1] = nil
 	}
+	if s, i := d.keys.lookup(h, key); i >= 0 {
+		ks.keepSpare(s.slots[i].v.value)
+	}
 	ks.deleteKey(d, h, key)
 }
 

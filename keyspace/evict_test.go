@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -249,5 +250,44 @@ func TestEvictionPoolStaysSorted(t *testing.T) {
 	// Full, holding the 16 best of the 20 scores: the worst kept is 4.
 	if e := h.ks.evict.pool[0]; !e.used || e.score != 4 {
 		t.Fatalf("pool[0] = %+v, want score 4", e)
+	}
+}
+
+// Evicted keys' string buffers are reused by new values of their size,
+// and no value ever reads another's bytes: every key present holds what
+// its last SET wrote.
+func TestEvictedBuffersAreReusedWithoutAliasing(t *testing.T) {
+	h := newHarness(t)
+	h.ks.SetEviction(Eviction{Policy: AllKeysRandom, Samples: 5})
+	model := map[string]string{}
+	rng := rand.New(rand.NewPCG(7, 9))
+	reused := 0
+	for i := range 20000 {
+		k := "k" + strconv.Itoa(rng.IntN(3000))
+		v := strings.Repeat(string(rune('a'+i%26)), 100+rng.IntN(40)) + strconv.Itoa(i)
+		before := h.ks.spare.n
+		h.do("SET", k, v)
+		if h.ks.spare.n < before {
+			reused++
+		}
+		model[k] = v
+		h.ks.Evict(200<<10, time.Hour)
+		if i%97 == 0 {
+			for mk, mv := range model {
+				switch got := h.do("GET", mk); got {
+				case "(nil)":
+					delete(model, mk) // evicted
+				case strconv.Quote(mv):
+				default:
+					t.Fatalf("after %d SETs: GET %s = %.40s..., want %.40s...", i+1, mk, got, mv)
+				}
+			}
+		}
+	}
+	if reused == 0 {
+		t.Fatal("no SET reused an evicted key's buffer")
+	}
+	if h.ks.spare.n > spareStringsMax {
+		t.Fatalf("%d spare buffers kept, over %d", h.ks.spare.n, spareStringsMax)
 	}
 }

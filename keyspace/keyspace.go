@@ -86,6 +86,7 @@ type Keyspace struct {
 	Eviction Eviction
 	lfu      bool // Eviction.Policy counts accesses (LFU) instead of stamping times
 	evict    evictState
+	spare    spareStrings // evicted keys' string buffers, for new values (spare.go)
 
 	// Tracker receives the keys writes change, for CLIENT TRACKING
 	// (tracker.go); the server sets Tracking while it has anything to
@@ -267,6 +268,9 @@ func (ks *Keyspace) setString(d *db, h uint64, sl *slot[entry], key, b []byte, k
 		if v, ok := overwriteString(sl.v.value, b); ok {
 			return ks.setKey(d, h, sl, key, v, keepTTL)
 		}
+	}
+	if v, ok := ks.spareString(b); ok {
+		return ks.setKey(d, h, sl, key, v, keepTTL)
 	}
 	return ks.setKey(d, h, sl, key, newStringValue(b), keepTTL)
 }
