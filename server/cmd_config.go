@@ -30,7 +30,7 @@ func cmdConfig(c *conn, args [][]byte) {
 	case sub == "resetstat" && len(args) == 2:
 		c.fanoutCollect(func(w *worker, _ int) { w.resetStats() }, func(w *resp.Writer) { w.SimpleString("OK") })
 	case sub == "rewrite" && len(args) == 2:
-		c.errorReply("ERR The server is running without a config file")
+		configRewrite(c)
 	case sub == "help" && len(args) == 2:
 		c.replyLocal(func(w *resp.Writer) { writeHelp(w, configHelp) })
 	default:

@@ -106,8 +106,8 @@ var (
 	portsUsed = map[int]bool{}
 )
 
-// startServer starts moond with extra flags and waits until it accepts
-// connections. It is stopped (SIGKILL if it must) when the test ends.
+// startServer starts moond with extra flags (a config file's path first,
+// if any) and waits until it accepts connections. It is stopped (SIGKILL if it must) when the test ends.
 func startServer(t testing.TB, backend string, shards int, extra ...string) *server {
 	t.Helper()
 	return startServerIn(t, t.TempDir(), backend, shards, extra...)
@@ -125,8 +125,12 @@ func startServerIn(t testing.TB, dir, backend string, shards int, extra ...strin
 func launch(t testing.TB, dir, backend string, shards int, extra ...string) *server {
 	t.Helper()
 	s := &server{t: t, port: freePort(t), dir: dir, log: &lockedBuffer{}, done: make(chan error, 1)}
-	args := append([]string{"--port", strconv.Itoa(s.port), "--dir", s.dir, "--io-backend", backend,
-		"--shards", strconv.Itoa(shards)}, extra...)
+	var args []string
+	if len(extra) > 0 && !strings.HasPrefix(extra[0], "--") {
+		args, extra = extra[:1], extra[1:] // a config file comes first
+	}
+	args = append(append(args, "--port", strconv.Itoa(s.port), "--dir", s.dir, "--io-backend", backend,
+		"--shards", strconv.Itoa(shards)), extra...)
 	s.cmd = exec.Command(moondBinary(t), args...)
 	pr, pw, err := os.Pipe()
 	if err != nil {

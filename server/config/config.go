@@ -8,6 +8,10 @@ import (
 // Config is the server's configuration. Fields that CONFIG SET may change at
 // run time are read by the shards through the Server's accessors, never cached.
 type Config struct {
+	// File is the config file the server started from, absolute ("" for
+	// none): CONFIG REWRITE rewrites it.
+	File string
+
 	Bind          []string
 	Port          int
 	Dir           string
@@ -160,4 +164,15 @@ func defaultStored() map[string]string {
 		"latency-tracking":                  "yes",
 		"latency-tracking-info-percentiles": "50 99 99.9",
 	}
+}
+
+// Clone returns a copy of c that shares nothing with it.
+func (c *Config) Clone() *Config {
+	d := *c
+	d.Bind = append([]string(nil), c.Bind...)
+	d.Stored = make(map[string]string, len(c.Stored))
+	for k, v := range c.Stored {
+		d.Stored[k] = v
+	}
+	return &d
 }

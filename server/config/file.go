@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/moond-db/moond/resp"
@@ -94,6 +95,9 @@ func Load(argv []string) (*Config, error) {
 	}
 	c := Default()
 	if file != "" {
+		if c.File, err = filepath.Abs(file); err != nil {
+			return nil, fmt.Errorf("config file: %w", err)
+		}
 		f, err := os.Open(file)
 		if err != nil {
 			return nil, fmt.Errorf("config file: %w", err)
