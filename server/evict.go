@@ -38,7 +38,8 @@ import (
 const oomError = "OOM command not allowed when used memory > 'maxmemory'."
 
 // shardMemory is a worker's share of maxmemory and where its eviction
-// stands. Touched on the worker's thread only.
+// stands. Touched on the worker's thread only, but for the atomics other
+// shards read.
 type shardMemory struct {
 	limit      int64         // the share of maxmemory, bytes; 0: no limit
 	used       atomic.Int64  // the shard's data after its last eviction run (read by other shards)
@@ -93,13 +94,17 @@ func tenacityLimit(t int) time.Duration {
 
 // applyEviction takes new settings on w's thread, and evicts at once when
 // the share shrank (CONFIG SET maxmemory evicts before it replies in
-// Redis; here the shards do it as the setting reaches them).
+// Redis; here each shard does before CONFIG SET replies), unless a
+// transaction holds the shard: its release does. With no limit left the
+// shard's state is cleared.
 func (w *worker) applyEviction(st evictionSettings) {
 	w.mem.limit, w.mem.timeLimit = st.limit, st.timeLimit
 	if w.sh != nil {
 		w.sh.SetEviction(st.eviction)
 	}
-	w.enforceMemory()
+	if w.mem.limit == 0 || w.mayEvict() {
+		w.enforceMemory()
+	}
 }
 
 // mayEvict reports whether the shard may evict now: it has a limit, and
@@ -239,7 +244,8 @@ func denyOOMQueued(cmds []queuedCmd) bool {
 // of deleted keys the next checkpoint still needs), and 64 MiB more for
 // the process itself. A tighter limit keeps the collector running most of
 // the time under eviction churn (SET at -P 16 over 1M keys, maxmemory
-// 50 MB, a fifth of room: GC over half the CPU, 0.22x redis-server). The
+// 50 MB, a fifth of room, before evicted buffers were reused: GC over
+// half the CPU, 0.22x redis-server). The
 // limit the process had before (its GOMEMLIMIT) wins when lower.
 func goMemoryLimit(maxmemory, before int64) int64 {
 	room := maxmemory/2 + 64<<20
