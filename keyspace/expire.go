@@ -75,6 +75,7 @@ func (ks *Keyspace) expireKey(dbi int, h uint64, key []byte) {
 		ks.delArgs[1] = nil
 	}
 	ks.deleteKey(ks.dbs[dbi], h, key)
+	ks.notify(NotifyExpired, "expired", key, dbi)
 }
 
 // Active expiry parameters, after Redis's activeExpireCycle.

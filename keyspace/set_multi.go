@@ -14,11 +14,13 @@ import (
 // setSources looks up the sets named by keys: nil for a missing key. Every
 // key is checked, as Redis 7.0 does: a key of another kind anywhere gets
 // WRONGTYPE (ok false), even after a missing one. The pointers stay valid
-// for the command: objects outlive the slots that hold them.
-func (ks *Keyspace) setSources(c *Client, keys [][]byte, w ReplyWriter) ([]unsafe.Pointer, bool) {
+// for the command: objects outlive the slots that hold them. The *STORE
+// forms read with write lookups (store), as Redis does: a missing source
+// is no keymiss event there.
+func (ks *Keyspace) setSources(c *Client, keys [][]byte, store bool, w ReplyWriter) ([]unsafe.Pointer, bool) {
 	sets := make([]unsafe.Pointer, len(keys))
 	for i, k := range keys {
-		sl, _, ok := ks.setLookup(c, k, false, w)
+		sl, _, ok := ks.setLookup(c, k, store, w)
 		if !ok {
 			return nil, false
 		}
@@ -74,7 +76,7 @@ func anyNil(sets []unsafe.Pointer) bool { return slices.Contains(sets, nil) }
 
 // SINTER key [key ...]
 func cmdSInter(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	sets, ok := ks.setSources(c, args[1:], w)
+	sets, ok := ks.setSources(c, args[1:], false, w)
 	if !ok {
 		return
 	}
@@ -126,7 +128,7 @@ func cmdSInterCard(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 			return
 		}
 	}
-	sets, ok := ks.setSources(c, args[2:2+numkeys], w)
+	sets, ok := ks.setSources(c, args[2:2+numkeys], false, w)
 	if !ok {
 		return
 	}
@@ -147,7 +149,7 @@ func cmdSInterCard(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 // the end an intset whenever every member is an integer and there are few
 // enough.
 func cmdSInterStore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	sets, ok := ks.setSources(c, args[2:], w)
+	sets, ok := ks.setSources(c, args[2:], true, w)
 	if !ok {
 		return
 	}
@@ -167,7 +169,7 @@ func cmdSInterStore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if p != nil && setEnc(p) != setEncIntset && int64(setCard(p)) <= intsetMax(&ks.Limits) {
 		p = maybeIntset(p)
 	}
-	ks.storeSet(c, args[1], p, w)
+	ks.storeSet(c, args[1], p, "sinterstore", w)
 }
 
 // maybeIntset returns p as an intset when every member is an integer,
@@ -190,7 +192,7 @@ func maybeIntset(p unsafe.Pointer) unsafe.Pointer {
 
 // SUNION key [key ...]
 func cmdSUnion(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	if p, ok := ks.unionDiff(c, args[1:], false, w); ok {
+	if p, ok := ks.unionDiff(c, args[1:], false, false, w); ok {
 		if p == nil {
 			w.SetHeader(0)
 		} else {
@@ -201,7 +203,7 @@ func cmdSUnion(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 
 // SDIFF key [key ...]
 func cmdSDiff(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	if p, ok := ks.unionDiff(c, args[1:], true, w); ok {
+	if p, ok := ks.unionDiff(c, args[1:], true, false, w); ok {
 		if p == nil {
 			w.SetHeader(0)
 		} else {
@@ -212,15 +214,15 @@ func cmdSDiff(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 
 // SUNIONSTORE destination key [key ...]
 func cmdSUnionStore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	if p, ok := ks.unionDiff(c, args[2:], false, w); ok {
-		ks.storeSet(c, args[1], p, w)
+	if p, ok := ks.unionDiff(c, args[2:], false, true, w); ok {
+		ks.storeSet(c, args[1], p, "sunionstore", w)
 	}
 }
 
 // SDIFFSTORE destination key [key ...]
 func cmdSDiffStore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	if p, ok := ks.unionDiff(c, args[2:], true, w); ok {
-		ks.storeSet(c, args[1], p, w)
+	if p, ok := ks.unionDiff(c, args[2:], true, true, w); ok {
+		ks.storeSet(c, args[1], p, "sdiffstore", w)
 	}
 }
 
@@ -228,8 +230,8 @@ func cmdSDiffStore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 // first set and the others) of the sets named by keys, as a new set built
 // the way Redis builds it (members added one by one to an intset, which
 // converts as they come), or nil when it is empty.
-func (ks *Keyspace) unionDiff(c *Client, keys [][]byte, diff bool, w ReplyWriter) (unsafe.Pointer, bool) {
-	sets, ok := ks.setSources(c, keys, w)
+func (ks *Keyspace) unionDiff(c *Client, keys [][]byte, diff, store bool, w ReplyWriter) (unsafe.Pointer, bool) {
+	sets, ok := ks.setSources(c, keys, store, w)
 	if !ok {
 		return nil, false
 	}
@@ -260,14 +262,15 @@ func (ks *Keyspace) unionDiff(c *Client, keys [][]byte, diff bool, w ReplyWriter
 
 // storeSet stores p, a new set (nil when the result is empty), in dst,
 // replacing whatever dst held and its TTL, and replies with its size. An
-// empty result deletes dst.
-func (ks *Keyspace) storeSet(c *Client, dst []byte, p unsafe.Pointer, w ReplyWriter) {
+// empty result deletes dst. It notifies event, or del for a deletion.
+func (ks *Keyspace) storeSet(c *Client, dst []byte, p unsafe.Pointer, event string, w ReplyWriter) {
 	d := ks.db(c)
 	sl, h := ks.lookupWrite(c, dst)
 	if p == nil {
 		if sl != nil {
 			ks.deleteKey(d, h, dst)
 			ks.journal(c.DB, "DEL", dst)
+			ks.notify(NotifyGeneric, "del", dst, c.DB)
 		}
 		w.Int(0)
 		return
@@ -280,6 +283,7 @@ func (ks *Keyspace) storeSet(c *Client, dst []byte, p unsafe.Pointer, w ReplyWri
 		ks.jput(c.DB, dst, v, -1)
 		ks.jend(c.DB)
 	}
+	ks.notify(NotifySet, event, dst, c.DB)
 	w.Int(int64(setCard(p)))
 }
 
@@ -315,13 +319,18 @@ func cmdSMove(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		w.Int(0)
 		return
 	}
-	ks.setChanged(d, hs, src, ssl, p, before)
+	ks.notify(NotifySet, "srem", src, c.DB)
+	if ks.setChanged(d, hs, src, ssl, p, before) {
+		ks.notify(NotifyGeneric, "del", src, c.DB)
+	}
 	if dsl = d.keys.find(hd, dst); dsl == nil {
 		ks.addKey(d, hd, dst, "", objectValue(KindSet, newSetWith(m, &ks.Limits)))
+		ks.notify(NotifySet, "sadd", dst, c.DB)
 	} else {
 		before := dsl.v.heapBytes()
 		if np, added := setAdd(dsl.v.p, m, &ks.Limits); added {
 			ks.setStore(d, dsl, np, before)
+			ks.notify(NotifySet, "sadd", dst, c.DB)
 		} else {
 			ks.signalKey(d, dst) // Redis signals dst even so
 		}

@@ -268,7 +268,7 @@ func (ks *Keyspace) zsetOpGeneric(c *Client, args [][]byte, idx int, dst []byte,
 			body = appendZEntry(body, unsafeBytes(p.m), p.s)
 			maxLen = max(maxLen, len(p.m))
 		}
-		ks.zstore(c, dst, body, len(res), maxLen, w)
+		ks.zstore(c, dst, body, len(res), maxLen, zstoreEvents[op], w)
 		return
 	}
 	pairs := a.withScores && isRESP3(w)
@@ -337,3 +337,6 @@ func zsetOfSet(p unsafe.Pointer, lim *EncodingLimits) *zset {
 	}
 	return zsetFromSorted(body, len(members), maxLen, lim)
 }
+
+// zstoreEvents are the events of the *STORE forms, by operation.
+var zstoreEvents = [...]string{zopUnion: "zunionstore", zopInter: "zinterstore", zopDiff: "zdiffstore"}
