@@ -177,7 +177,6 @@ func (ks *Keyspace) bitfieldWrites(c *Client, key []byte, ops []bfOp, highest in
 		p = ks.bitBuffer(d, sl, highest>>3+1)
 	}
 	w.ArrayHeader(len(ops))
-	wrote := false // a write ran (Redis's changes), whether or not it changed a bit
 	for i := range ops {
 		op := &ops[i]
 		if op.op == bfGet {
@@ -188,7 +187,6 @@ func (ks *Keyspace) bitfieldWrites(c *Client, key []byte, ops []bfOp, highest in
 		stored, reply, ok := op.apply(old)
 		if ok {
 			w.Int(reply)
-			wrote = true
 		} else {
 			w.Null()
 			stored = old
@@ -202,7 +200,7 @@ func (ks *Keyspace) bitfieldWrites(c *Client, key []byte, ops []bfOp, highest in
 	if changed {
 		ks.journalBitfield(c.DB, key, ops)
 	}
-	if wrote {
+	if changed {
 		ks.notify(NotifyString, "setbit", key, c.DB)
 	}
 }

@@ -14,13 +14,11 @@ import (
 // setSources looks up the sets named by keys: nil for a missing key. Every
 // key is checked, as Redis 7.0 does: a key of another kind anywhere gets
 // WRONGTYPE (ok false), even after a missing one. The pointers stay valid
-// for the command: objects outlive the slots that hold them. The *STORE
-// forms read with write lookups (store), as Redis does: a missing source
-// is no keymiss event there.
-func (ks *Keyspace) setSources(c *Client, keys [][]byte, store bool, w ReplyWriter) ([]unsafe.Pointer, bool) {
+// for the command: objects outlive the slots that hold them.
+func (ks *Keyspace) setSources(c *Client, keys [][]byte, w ReplyWriter) ([]unsafe.Pointer, bool) {
 	sets := make([]unsafe.Pointer, len(keys))
 	for i, k := range keys {
-		sl, _, ok := ks.setLookup(c, k, store, w)
+		sl, _, ok := ks.setLookup(c, k, false, w)
 		if !ok {
 			return nil, false
 		}
@@ -76,7 +74,7 @@ func anyNil(sets []unsafe.Pointer) bool { return slices.Contains(sets, nil) }
 
 // SINTER key [key ...]
 func cmdSInter(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	sets, ok := ks.setSources(c, args[1:], false, w)
+	sets, ok := ks.setSources(c, args[1:], w)
 	if !ok {
 		return
 	}
@@ -128,7 +126,7 @@ func cmdSInterCard(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 			return
 		}
 	}
-	sets, ok := ks.setSources(c, args[2:2+numkeys], false, w)
+	sets, ok := ks.setSources(c, args[2:2+numkeys], w)
 	if !ok {
 		return
 	}
@@ -149,7 +147,7 @@ func cmdSInterCard(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 // the end an intset whenever every member is an integer and there are few
 // enough.
 func cmdSInterStore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	sets, ok := ks.setSources(c, args[2:], true, w)
+	sets, ok := ks.setSources(c, args[2:], w)
 	if !ok {
 		return
 	}
@@ -192,7 +190,7 @@ func maybeIntset(p unsafe.Pointer) unsafe.Pointer {
 
 // SUNION key [key ...]
 func cmdSUnion(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	if p, ok := ks.unionDiff(c, args[1:], false, false, w); ok {
+	if p, ok := ks.unionDiff(c, args[1:], false, w); ok {
 		if p == nil {
 			w.SetHeader(0)
 		} else {
@@ -203,7 +201,7 @@ func cmdSUnion(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 
 // SDIFF key [key ...]
 func cmdSDiff(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	if p, ok := ks.unionDiff(c, args[1:], true, false, w); ok {
+	if p, ok := ks.unionDiff(c, args[1:], true, w); ok {
 		if p == nil {
 			w.SetHeader(0)
 		} else {
@@ -214,14 +212,14 @@ func cmdSDiff(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 
 // SUNIONSTORE destination key [key ...]
 func cmdSUnionStore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	if p, ok := ks.unionDiff(c, args[2:], false, true, w); ok {
+	if p, ok := ks.unionDiff(c, args[2:], false, w); ok {
 		ks.storeSet(c, args[1], p, "sunionstore", w)
 	}
 }
 
 // SDIFFSTORE destination key [key ...]
 func cmdSDiffStore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
-	if p, ok := ks.unionDiff(c, args[2:], true, true, w); ok {
+	if p, ok := ks.unionDiff(c, args[2:], true, w); ok {
 		ks.storeSet(c, args[1], p, "sdiffstore", w)
 	}
 }
@@ -230,8 +228,8 @@ func cmdSDiffStore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 // first set and the others) of the sets named by keys, as a new set built
 // the way Redis builds it (members added one by one to an intset, which
 // converts as they come), or nil when it is empty.
-func (ks *Keyspace) unionDiff(c *Client, keys [][]byte, diff, store bool, w ReplyWriter) (unsafe.Pointer, bool) {
-	sets, ok := ks.setSources(c, keys, store, w)
+func (ks *Keyspace) unionDiff(c *Client, keys [][]byte, diff bool, w ReplyWriter) (unsafe.Pointer, bool) {
+	sets, ok := ks.setSources(c, keys, w)
 	if !ok {
 		return nil, false
 	}

@@ -103,7 +103,11 @@ func (ks *Keyspace) parseZSetOp(c *Client, args [][]byte, idx int, op zsetOpKind
 	for i := range a.srcs {
 		var sl *slot[entry]
 		if store {
-			sl, _ = ks.lookupWrite(c, args[idx+1+i])
+			// Redis's sources are read lookups even so: a miss is a
+			// keymiss event.
+			if sl, _ = ks.lookupWrite(c, args[idx+1+i]); sl == nil {
+				ks.notify(NotifyKeyMiss, "keymiss", args[idx+1+i], c.DB)
+			}
 		} else {
 			sl, _ = ks.lookupRead(c, args[idx+1+i])
 		}
