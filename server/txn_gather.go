@@ -123,10 +123,24 @@ func (c *conn) gatheredRun(t *txn, spec *keyspace.CommandSpec, args [][]byte, db
 			}
 		}
 	}
+	// The command's events are reported from here once its writes are
+	// stored back (none when that fails).
+	var events *eventLog
+	if classes := c.w.notify.classes; classes&(keyspace.NotifyKeyspace|keyspace.NotifyKeyevent) != 0 {
+		events = &eventLog{}
+		scratch.Notifier = events
+		scratch.SetNotify(classes)
+	}
 	out := resp.Writer{Proto: proto}
 	cl := keyspace.Client{DB: db, NoBlock: true}
 	scratch.ExecSpec(&cl, spec, args, &out)
 	result := out.Buf
+	succeed := func() {
+		if events != nil {
+			events.replay(t.g.coord)
+		}
+		finish(result)
+	}
 	changes := map[int][]gatherChange{}
 	now := scratch.Now()
 	for _, k := range keys {
@@ -157,7 +171,7 @@ func (c *conn) gatheredRun(t *txn, spec *keyspace.CommandSpec, args [][]byte, db
 				t.release(s)
 			}
 			if left--; left == 0 {
-				finish(result)
+				succeed()
 			}
 			continue
 		}
@@ -172,7 +186,7 @@ func (c *conn) gatheredRun(t *txn, spec *keyspace.CommandSpec, args [][]byte, db
 				finish(failed)
 				return
 			}
-			finish(result)
+			succeed()
 		})
 	}
 }
@@ -196,6 +210,10 @@ func sameMoved(a, b keyspace.MovedKey) bool {
 // the txn releases the shard). It writes an error to out when the shard
 // refuses writes, and returns the LSN of the last record.
 func (w *worker) storeBack(list []gatherChange, out *resp.Writer) uint64 {
+	// The command's events come from its coordinator (gatheredRun): the
+	// store-back's own DELs and PUTs are none.
+	w.ks.SetNotify(0)
+	defer w.ks.SetNotify(w.notify.classes)
 	var lsn uint64
 	for _, ch := range list {
 		if ch.put {
