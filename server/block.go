@@ -296,6 +296,9 @@ func (w *worker) exec(cl *keyspace.Client, spec *keyspace.CommandSpec, args [][]
 			w.serveReady()
 		}
 	}
+	if len(w.notify.targets) > 0 {
+		w.flushNotes() // before the reply can leave (notify.go)
+	}
 	return lsn
 }
 

@@ -18,12 +18,14 @@ import (
 //     message is built for none.
 //   - Nothing is delivered inside the command: the keyspace reports events
 //     while the command writes its reply. The messages wait in
-//     notifyState, one list per target shard, and leave before the loop
-//     waits (flushNotes): this shard's subscribers get them then, the
-//     others' in one mailbox message per shard, which keeps a shard's
-//     events in order at every receiver and waits for no reply. A
-//     subscriber that runs the command itself therefore gets the push
-//     after the reply (Redis pushes it before).
+//     notifyState, one list per target shard, and leave when the command
+//     returns (worker.exec; for the events of the active expiry cycle,
+//     before the loop waits): this shard's subscribers get them at once,
+//     the others' in one mailbox message per shard, posted before the
+//     command's reply can leave, which keeps a shard's events in order
+//     at every receiver and waits for no reply. A subscriber that runs
+//     the command itself therefore gets the push after the reply (Redis
+//     pushes it before).
 //   - CONFIG SET notify-keyspace-events reaches every shard
 //     (applyRuntimeConfig); a shard that boots takes the setting then.
 

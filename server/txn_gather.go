@@ -138,6 +138,7 @@ func (c *conn) gatheredRun(t *txn, spec *keyspace.CommandSpec, args [][]byte, db
 	succeed := func() {
 		if events != nil {
 			events.replay(t.g.coord)
+			t.g.coord.flushNotes()
 		}
 		finish(result)
 	}
