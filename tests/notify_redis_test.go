@@ -90,6 +90,22 @@ var notifyScript = [][]string{
 	{"MULTI"}, {"SET", "t1", "1"}, {"INCR", "t1"}, {"DEL", "t1"}, {"EXEC"},
 	{"SELECT", "5"}, {"SET", "d5", "1"}, {"SWAPDB", "5", "6"}, {"SELECT", "6"}, {"DEL", "d5"}, {"SELECT", "0"},
 	{"FLUSHDB"}, {"SET", "f", "1"}, {"FLUSHALL"},
+	// Reads of a missing key, of every family.
+	{"GETEX", "nosuch"}, {"SUBSTR", "nosuch", "0", "1"}, {"PFCOUNT", "nosuch"}, {"LPOS", "nosuch", "a"},
+	{"LLEN", "nosuch"}, {"HSTRLEN", "nosuch", "f"}, {"HMGET", "nosuch", "f"}, {"HKEYS", "nosuch"}, {"HVALS", "nosuch"},
+	{"HSCAN", "nosuch", "0"}, {"SRANDMEMBER", "nosuch"}, {"SMISMEMBER", "nosuch", "a"}, {"SSCAN", "nosuch", "0"},
+	{"SDIFF", "nosuch"}, {"ZRANDMEMBER", "nosuch"}, {"ZMSCORE", "nosuch", "a"}, {"ZCOUNT", "nosuch", "0", "1"},
+	{"ZLEXCOUNT", "nosuch", "-", "+"}, {"ZRANGEBYSCORE", "nosuch", "0", "1"}, {"ZREVRANGE", "nosuch", "0", "1"},
+	{"ZRANK", "nosuch", "a"}, {"ZSCAN", "nosuch", "0"}, {"ZINTER", "2", "nosuch", "nosuch2"}, {"ZDIFF", "1", "nosuch"},
+	{"ZINTERCARD", "1", "nosuch"}, {"OBJECT", "FREQ", "nosuch"}, {"OBJECT", "IDLETIME", "nosuch"},
+	{"MEMORY", "USAGE", "nosuch"}, {"PEXPIRETIME", "nosuch"}, {"RANDOMKEY"}, {"DBSIZE"}, {"KEYS", "*"},
+	// Writes that change nothing or fail: no event.
+	{"SET", "str", "v"}, {"LPUSH", "str", "x"}, {"HSET", "str", "f", "v"}, {"SADD", "str", "m"}, {"ZADD", "str", "1", "m"},
+	{"INCR", "str"}, {"LPOP", "nosuch"}, {"RPOPLPUSH", "nosuch", "d"}, {"SPOP", "nosuch", "2"}, {"ZPOPMAX", "nosuch"},
+	{"HDEL", "nosuch", "f"}, {"SREM", "nosuch", "a"}, {"ZREM", "nosuch", "a"}, {"LREM", "nosuch", "0", "a"},
+	{"LTRIM", "nosuch", "0", "1"}, {"ZREMRANGEBYRANK", "nosuch", "0", "1"}, {"RENAME", "nosuch", "x"},
+	{"SETRANGE", "str", "1", "abc"}, {"BITOP", "NOT", "bnot", "str"}, {"HINCRBYFLOAT", "hf", "f", "1e1"},
+	{"GETEX", "str", "PX", "100000"}, {"SET", "str", "v", "PXAT", "99999999999999"}, {"SET", "str", "w", "XX", "GET"},
 }
 
 // notifyScenario runs the writer's script with the given classes.
