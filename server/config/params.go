@@ -139,7 +139,7 @@ func buildParams() []*Param {
 			Set: func(c *Config, v string) error {
 				classes, ok := keyspace.ParseEventClasses(v)
 				if !ok {
-					return errors.New(keyspace.ErrEventClass)
+					return redisError(keyspace.ErrEventClass)
 				}
 				c.NotifyKeyspaceEvents = classes
 				return nil
