@@ -199,8 +199,6 @@ func (ks *Keyspace) bitfieldWrites(c *Client, key []byte, ops []bfOp, highest in
 	}
 	if changed {
 		ks.journalBitfield(c.DB, key, ops)
-	}
-	if changed {
 		ks.notify(NotifyString, "setbit", key, c.DB)
 	}
 }

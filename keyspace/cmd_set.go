@@ -166,7 +166,7 @@ func cmdSRem(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 }
 
 // setChanged stores p, the set in sl after members were removed (the set
-// held before bytes before), or deletes the key when p is empty.
+// held before bytes before), or deletes the key when p is empty (deleted).
 func (ks *Keyspace) setChanged(d *db, h uint64, key []byte, sl *slot[entry], p unsafe.Pointer, before int64) (deleted bool) {
 	if setCard(p) == 0 {
 		sl.v.value = objectValue(KindSet, p)
