@@ -273,6 +273,26 @@ func TestNotifyExpiry(t *testing.T) {
 	}
 }
 
+func TestNotifyExpireIfDue(t *testing.T) {
+	h, l := notifyHarness(t)
+	h.run("SET a 1 PX 100")
+	h.run("SET b 1")
+	h.ks.ExpireIfDue(0, []byte("a"))
+	h.ks.ExpireIfDue(0, []byte("b"))
+	h.ks.ExpireIfDue(99, []byte("b"))
+	l.events = nil
+	h.ks.ExpireIfDue(0, []byte("a")) // not due yet
+	h.clock += 101
+	h.ks.ExpireIfDue(0, []byte("a"))
+	want := []string{"x expired a@0"}
+	if !slices.Equal(l.events, want) {
+		t.Fatalf("got %q, want %q", l.events, want)
+	}
+	if got := h.run("EXISTS a b"); got != "(integer) 1" {
+		t.Fatalf("EXISTS a b: %s", got)
+	}
+}
+
 func TestNotifyEvicted(t *testing.T) {
 	h, l := notifyHarness(t)
 	h.recordJournal()

@@ -61,6 +61,16 @@ func gatherExport(t *txn, keys []*gatherKey, proto int, then func()) {
 	left := len(t.shards)
 	for _, s := range t.shards {
 		t.readStep(s, proto, func(w *worker, _ *resp.Writer) uint64 {
+			for _, k := range keys {
+				if k.shard == w.id {
+					// A key due goes as on a local read: its expiry is
+					// an event, notified before the command's.
+					w.ks.ExpireIfDue(k.db, k.key)
+				}
+			}
+			if len(w.notify.targets) > 0 {
+				w.flushNotes()
+			}
 			now := w.ks.Now()
 			for _, k := range keys {
 				if k.shard == w.id {

@@ -187,6 +187,13 @@ func TestNotifyExpiryActiveAndLazy(t *testing.T) {
 			waitFor(t, "the key's time to pass", func() bool { return time.Since(start) > 30*time.Millisecond })
 			e.expect(args("GET", k), ke("expired", k), ke("keymiss", k))
 		}
+		// A command over keys of both shards expires the one that is due
+		// as a local read would, then writes.
+		e.expect(args("SADD", b, "m"))
+		start := time.Now()
+		e.expect(args("SET", a, "1", "PX", "20"), ke("expire", a))
+		waitFor(t, "the key's time to pass", func() bool { return time.Since(start) > 30*time.Millisecond })
+		e.expectSplit(args("SUNIONSTORE", b, a), ke("expired", a), ke("keymiss", a), ke("del", b))
 	})
 }
 
