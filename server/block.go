@@ -401,6 +401,9 @@ func (w *worker) tryServe(b *blocked, k waitKey) (reply []byte, lsn uint64, ok b
 	w.track.caller = cl.ID
 	defer func() { w.track.caller = 0 }()
 	lsn = w.sh.Exec(&cl, b.spec, b.spec.Block.ServeArgs(b.args, b.keyPos(k.key)), &out)
+	if len(w.notify.targets) > 0 {
+		w.flushNotes() // the pop's events leave before its reply
+	}
 	if cl.WouldBlock {
 		return nil, 0, false
 	}

@@ -163,6 +163,27 @@ var notifyScenarios = []struct {
 		e.step("r", "SET", "other", "x") // a write expires the old key first
 		e.step("r", "DEBUG", "SET-ACTIVE-EXPIRE", "1")
 	}},
+	{"a blocked pop served by a push", func(e *tenv) {
+		e.open("sub", 2)
+		e.open("r", 2)
+		e.open("bl", 2)
+		e.step("r", "CONFIG", "SET", "notify-keyspace-events", "KEA")
+		e.step("sub", "PSUBSCRIBE", "__key*@*__:*")
+		for _, c := range [][]string{{"BLPOP", "bl1", "0"}, {"BLMOVE", "bl2", "bl3", "RIGHT", "LEFT", "0"}, {"BZPOPMAX", "bl4", "0"}} {
+			e.clients["bl"].send(c...)
+			fmt.Fprintf(&e.log, "bl: %s\n", strings.Join(c, " "))
+			waitFor(e.t, "the client to block", func() bool {
+				info, _ := e.ctl.Info(ctx(e.t), "clients").Result()
+				return strings.Contains(info, "blocked_clients:1\r\n")
+			})
+			switch c[0] {
+			case "BZPOPMAX":
+				e.step("r", "ZADD", "bl4", "1", "a", "2", "b")
+			default:
+				e.step("r", "RPUSH", c[1], "x", "y")
+			}
+		}
+	}},
 	{"expired events, active", func(e *tenv) {
 		e.open("sub", 2)
 		e.open("r", 2)

@@ -157,6 +157,17 @@ func TestNotifyEachTypeAcrossShards(t *testing.T) {
 			return nil
 		})
 		e.expectSplit(nil, append(append(kse("set", a), kse("set", b)...), kse("incrby", a)...)...)
+		// A blocked pop served by another client's push.
+		bl, q := s.client(2), keyOnShard("q", 1)
+		popped := make(chan error, 1)
+		go func() { popped <- bl.BLPop(e.c, 0, q).Err() }()
+		waitFor(t, "the BLPOP to block", func() bool {
+			return strings.Contains(e.w.Info(e.c, "clients").Val(), "blocked_clients:1\r\n")
+		})
+		e.expect(args("RPUSH", q, "x"), append(append(kse("rpush", q), kse("lpop", q)...), kse("del", q)...)...)
+		if err := <-popped; err != nil {
+			t.Fatal(err)
+		}
 		// Other databases: the channel names the database.
 		e.run(args("MOVE", a, "3"))
 		for i, ps := range e.subs {
