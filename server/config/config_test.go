@@ -92,3 +92,33 @@ func TestSetAtRuntimeRefusesImmutable(t *testing.T) {
 		t.Fatalf("maxmemory: %v %d", err, c.MaxMemory)
 	}
 }
+
+func TestNotifyKeyspaceEventsParam(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "moond.conf")
+	if err := os.WriteFile(path, []byte("notify-keyspace-events \"KEA\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.Get("notify-keyspace-events"); got != "AKE" {
+		t.Fatalf("from the file: %q, want AKE", got)
+	}
+	if err := c.SetAtRuntime("notify-keyspace-events", "Elm"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.Get("notify-keyspace-events"); got != "lEm" {
+		t.Fatalf("after CONFIG SET Elm: %q, want lEm", got)
+	}
+	err = c.SetAtRuntime("notify-keyspace-events", "Kq")
+	if err == nil || err.Error() != "Invalid event class character. Use 'Ag$lshzxeKEtmdn'." {
+		t.Fatalf("a bad class: %v", err)
+	}
+	if got, _ := c.Get("notify-keyspace-events"); got != "lEm" {
+		t.Fatalf("after a refused SET: %q", got)
+	}
+	if _, err := Load([]string{"--notify-keyspace-events", "x!"}); err == nil || !strings.Contains(err.Error(), "notify-keyspace-events") {
+		t.Fatalf("a bad flag: %v", err)
+	}
+}
