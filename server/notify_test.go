@@ -43,8 +43,9 @@ func TestNotifyOrderPerKeyAcrossShards(t *testing.T) {
 		const writers, rounds = 6, 100
 		var subs []*redis.PubSub
 		for range 6 {
-			ps := redis.NewClient(&redis.Options{Addr: s.Addr(), DisableIdentity: true}).PSubscribe(ctx, "__keyspace@0__:*")
-			t.Cleanup(func() { ps.Close() })
+			sc := redis.NewClient(&redis.Options{Addr: s.Addr(), DisableIdentity: true})
+			ps := sc.PSubscribe(ctx, "__keyspace@0__:*")
+			t.Cleanup(func() { ps.Close(); sc.Close() })
 			if _, err := ps.Receive(ctx); err != nil {
 				t.Fatal(err)
 			}
