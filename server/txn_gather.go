@@ -136,7 +136,7 @@ func (c *conn) gatheredRun(t *txn, spec *keyspace.CommandSpec, args [][]byte, db
 	// The command's events are reported from here once its writes are
 	// stored back (none when that fails).
 	var events *eventLog
-	if classes := c.w.notify.classes; classes&(keyspace.NotifyKeyspace|keyspace.NotifyKeyevent) != 0 {
+	if classes := t.g.coord.notify.classes; classes&(keyspace.NotifyKeyspace|keyspace.NotifyKeyevent) != 0 {
 		events = &eventLog{}
 		scratch.Notifier = events
 		scratch.SetNotify(classes)
