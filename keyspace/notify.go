@@ -20,8 +20,8 @@ import "strings"
 //     active cycle alike;
 //   - "keymiss" (class m) from lookupReadNoTouch, Redis's lookupKeyRead
 //     on a miss;
-//   - "evicted" (class e) from EvictKey, the hook eviction (maxmemory)
-//     calls for each key it removes.
+//   - "evicted" (class e) from evictKey (evict.go), for each key maxmemory
+//     evicts.
 
 // EventClass is a set of notification classes: Redis's NOTIFY_* bits, with
 // the same values.
@@ -147,26 +147,4 @@ func (ks *Keyspace) notifyDB(class EventClass, event string, key []byte, d *db) 
 	if ks.notifyOn&class != 0 {
 		ks.notifySlow(class, event, key, ks.watch.logicalOf[d.phys])
 	}
-}
-
-// EvictKey is the hook of eviction (maxmemory, not built yet): it deletes
-// key from the database at logical index db as Redis's performEvictions
-// does (journaled as a DEL, so that the log replays it), notifies
-// "evicted" (class e) and reports whether the key was there. An expired
-// key is evicted as well: eviction does not look at TTLs.
-func (ks *Keyspace) EvictKey(db int, key []byte) bool {
-	d := ks.dbs[db]
-	h := d.keys.hash(key)
-	if d.keys.find(h, key) == nil {
-		return false
-	}
-	ks.now = ks.Now()
-	if ks.journaling() {
-		ks.delArgs[1] = key
-		ks.log(db, ks.delArgs[:])
-		ks.delArgs[1] = nil
-	}
-	ks.deleteKey(d, h, key)
-	ks.notify(NotifyEvicted, "evicted", key, db)
-	return true
 }

@@ -184,6 +184,17 @@ var notifyScenarios = []struct {
 			}
 		}
 	}},
+	{"evicted events", func(e *tenv) {
+		e.open("sub", 2)
+		e.open("r", 2)
+		e.step("r", "CONFIG", "SET", "notify-keyspace-events", "Ee")
+		e.step("r", "CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+		e.step("sub", "PSUBSCRIBE", "__key*@*__:*")
+		e.step("r", "SET", "foo", "bar")
+		e.step("r", "CONFIG", "SET", "maxmemory", "1")
+		e.step("r", "CONFIG", "SET", "maxmemory", "0")
+		e.step("r", "CONFIG", "SET", "maxmemory-policy", "noeviction")
+	}},
 	{"expired events, active", func(e *tenv) {
 		e.open("sub", 2)
 		e.open("r", 2)

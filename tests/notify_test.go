@@ -299,3 +299,19 @@ func TestNotifyNotOnBoot(t *testing.T) {
 	e.expect(args("DEL", "k0"), kse("del", "k0")...)
 	e.expect(args("LPOP", "l19"), append(kse("lpop", "l19"), kse("del", "l19")...)...)
 }
+
+// Eviction on every shard tells of each key it takes.
+func TestNotifyEvictedAcrossShards(t *testing.T) {
+	eachServer(t, func(t *testing.T, s *server) {
+		e := newNotifyEnv(t, s, "Ee")
+		a, b := e.a, e.b
+		e.run(args("CONFIG", "SET", "maxmemory-policy", "allkeys-random"))
+		e.run(args("MSET", a, "1", b, "2"))
+		e.expectSplit(args("CONFIG", "SET", "maxmemory", "1"), ke("evicted", a), ke("evicted", b))
+		e.run(args("CONFIG", "SET", "maxmemory", "0"))
+		e.expect(args("SET", a, "1"))
+		if n := e.w.DBSize(e.c).Val(); n != 1 {
+			t.Fatalf("DBSIZE after the eviction: %d", n)
+		}
+	})
+}
