@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/moond-db/moond/keyspace"
 )
 
 func TestDefaultsFitALaptop(t *testing.T) {
@@ -118,6 +120,16 @@ func TestNotifyKeyspaceEventsParam(t *testing.T) {
 	if got, _ := c.Get("notify-keyspace-events"); got != "lEm" {
 		t.Fatalf("after a refused SET: %q", got)
 	}
+	// CONFIG REWRITE writes the normalized form, which reads back.
+	c.NotifyKeyspaceEvents, _ = keyspace.ParseEventClasses("KEg$xm")
+	text, err := rewriteText(nil, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "notify-keyspace-events g$xKEm\n") {
+		t.Fatalf("rewritten:\n%s", text)
+	}
+	sameParams(t, c, reload(t, text))
 	if _, err := Load([]string{"--notify-keyspace-events", "x!"}); err == nil || !strings.Contains(err.Error(), "notify-keyspace-events") {
 		t.Fatalf("a bad flag: %v", err)
 	}
