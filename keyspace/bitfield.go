@@ -199,6 +199,7 @@ func (ks *Keyspace) bitfieldWrites(c *Client, key []byte, ops []bfOp, highest in
 	}
 	if changed {
 		ks.journalBitfield(c.DB, key, ops)
+		ks.notify(NotifyString, "setbit", key, c.DB)
 	}
 }
 

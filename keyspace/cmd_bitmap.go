@@ -153,6 +153,7 @@ func cmdSetBit(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		ks.jint(on)
 		ks.jend(c.DB)
 	}
+	ks.notify(NotifyString, "setbit", key, c.DB)
 }
 
 // GETBIT key offset
@@ -365,6 +366,7 @@ func cmdBitOp(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		if sl != nil {
 			ks.deleteKey(d, h, dest)
 			ks.journal(c.DB, "DEL", dest)
+			ks.notify(NotifyGeneric, "del", dest, c.DB)
 		}
 		w.Int(0)
 		return
@@ -385,6 +387,7 @@ func cmdBitOp(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		ks.jput(c.DB, dest, v, 0)
 		ks.jend(c.DB)
 	}
+	ks.notify(NotifyString, "set", dest, c.DB)
 	w.Int(int64(n))
 }
 

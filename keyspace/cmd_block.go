@@ -357,7 +357,7 @@ func (ks *Keyspace) blockingZPop(c *Client, args [][]byte, max bool, w ReplyWrit
 		w.Bulk(m)
 		w.Double(s)
 	})
-	ks.zremRanks(c, sl, h, key, at, at)
+	ks.zremRanks(c, sl, h, key, at, at, zpopEvent(max))
 }
 
 // BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]

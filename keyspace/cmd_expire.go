@@ -86,11 +86,13 @@ func (ks *Keyspace) expireGeneric(c *Client, args [][]byte, w ReplyWriter, name 
 	if ks.alreadyExpired(when) {
 		ks.deleteKey(d, h, key)
 		ks.journal(c.DB, "DEL", key)
+		ks.notify(NotifyGeneric, "del", key, c.DB)
 		w.Int(1)
 		return
 	}
 	ks.setExpiry(d, h, sl, when)
 	ks.journalExpireAt(c.DB, key, when)
+	ks.notify(NotifyGeneric, "expire", key, c.DB)
 	w.Int(1)
 }
 
@@ -155,6 +157,7 @@ func cmdPersist(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	sl, h := ks.lookupWrite(c, key)
 	if sl != nil && ks.removeExpiry(ks.db(c), h, sl) {
 		ks.journal(c.DB, "PERSIST", key)
+		ks.notify(NotifyGeneric, "persist", key, c.DB)
 		w.Int(1)
 		return
 	}

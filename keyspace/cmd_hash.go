@@ -97,6 +97,7 @@ func (ks *Keyspace) hsetGeneric(c *Client, args [][]byte, w ReplyWriter, name st
 		return
 	}
 	ks.journal(c.DB, "HSET", args[1:]...)
+	ks.notify(NotifyHash, "hset", args[1], c.DB)
 	if mset {
 		replyOK(w)
 	} else {
@@ -126,6 +127,7 @@ func cmdHSetNX(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	}
 	if _, ok := ks.hsetPairs(c, args[1], args[2:], w); ok {
 		ks.journal(c.DB, "HSET", args[1:]...)
+		ks.notify(NotifyHash, "hset", args[1], c.DB)
 		w.Int(1)
 	}
 }
@@ -198,11 +200,16 @@ func cmdHDel(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	}
 	if deleted > 0 {
 		ks.objectResized(d, sl, before)
-		if hashLen(sl.v.p) == 0 {
+		emptied := hashLen(sl.v.p) == 0
+		if emptied {
 			ks.deleteKey(d, h, key)
 		}
 		if journaling {
 			ks.jend(c.DB)
+		}
+		ks.notify(NotifyHash, "hdel", key, c.DB)
+		if emptied {
+			ks.notify(NotifyGeneric, "del", key, c.DB)
 		}
 	}
 	if journaling && deleted == 0 {
@@ -321,8 +328,8 @@ func (ks *Keyspace) hashFieldForWrite(c *Client, key, f []byte, w ReplyWriter) (
 }
 
 // hashStore sets field f of key (whose slot is sl, nil if missing, and
-// hash h) to v, and journals it as HSET key f v.
-func (ks *Keyspace) hashStore(c *Client, sl *slot[entry], h uint64, key, f, v []byte) {
+// hash h) to v, journals it as HSET key f v and notifies event.
+func (ks *Keyspace) hashStore(c *Client, sl *slot[entry], h uint64, key, f, v []byte, event string) {
 	d := ks.db(c)
 	if sl == nil {
 		pair := [2][]byte{f, v}
@@ -333,6 +340,7 @@ func (ks *Keyspace) hashStore(c *Client, sl *slot[entry], h uint64, key, f, v []
 		ks.objectResized(d, sl, before)
 	}
 	ks.journal(c.DB, "HSET", key, f, v)
+	ks.notify(NotifyHash, event, key, c.DB)
 }
 
 func cmdHIncrBy(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
@@ -359,7 +367,7 @@ func cmdHIncrBy(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		return
 	}
 	var buf [20]byte
-	ks.hashStore(c, sl, h, key, f, strconv.AppendInt(buf[:0], old+incr, 10))
+	ks.hashStore(c, sl, h, key, f, strconv.AppendInt(buf[:0], old+incr, 10), "hincrby")
 	w.Int(old + incr)
 }
 
@@ -396,6 +404,6 @@ func cmdHIncrByFloat(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		return
 	}
 	s := formatLongDouble(sum)
-	ks.hashStore(c, sl, h, key, f, unsafeBytes(s))
+	ks.hashStore(c, sl, h, key, f, unsafeBytes(s), "hincrbyfloat")
 	w.BulkString(s)
 }

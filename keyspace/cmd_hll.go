@@ -122,6 +122,9 @@ func cmdPFAdd(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		clear(ks.jargs)
 		ks.jargs = ks.jargs[:0]
 	}
+	if updated || created {
+		ks.notify(NotifyString, "pfadd", key, c.DB)
+	}
 	switch {
 	case err != nil:
 		w.Error(errHLLCorrupt)
@@ -225,6 +228,7 @@ func cmdPFMerge(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		ks.jput(c.DB, key, sl.v.value, ks.expiryOf(d, h, sl))
 		ks.jend(c.DB)
 	}
+	ks.notify(NotifyString, "pfadd", key, c.DB)
 	replyOK(w)
 }
 

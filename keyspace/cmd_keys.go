@@ -16,6 +16,7 @@ func cmdDel(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 			continue
 		}
 		n++
+		ks.notify(NotifyGeneric, "del", key, c.DB)
 		if journaling {
 			deleted = append(deleted, key)
 		}
@@ -103,6 +104,8 @@ func (ks *Keyspace) renameGeneric(c *Client, src, dst []byte, nx bool, w ReplyWr
 		ks.jput(c.DB, dst, v, when)
 		ks.jend(c.DB)
 	}
+	ks.notify(NotifyGeneric, "rename_from", src, c.DB)
+	ks.notify(NotifyGeneric, "rename_to", dst, c.DB)
 	if nx {
 		w.Int(1)
 	} else {
@@ -138,6 +141,8 @@ func cmdCopy(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	}
 	sl, hs := ks.lookupWrite(c, src)
 	if sl == nil {
+		// Redis reads the source with lookupKeyRead: a miss is an event.
+		ks.notify(NotifyKeyMiss, "keymiss", src, c.DB)
 		w.Int(0)
 		return
 	}
@@ -162,6 +167,7 @@ func cmdCopy(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		ks.jput(dstDB, dst, v, when)
 		ks.jend(c.DB)
 	}
+	ks.notify(NotifyGeneric, "copy_to", dst, dstDB)
 	w.Int(1)
 }
 
@@ -214,6 +220,8 @@ func cmdMove(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		ks.jput(dstDB, key, v, when)
 		ks.jend(c.DB)
 	}
+	ks.notify(NotifyGeneric, "move_from", key, c.DB)
+	ks.notify(NotifyGeneric, "move_to", key, dstDB)
 	w.Int(1)
 }
 

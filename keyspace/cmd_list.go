@@ -115,6 +115,7 @@ func (ks *Keyspace) pushCommand(c *Client, args [][]byte, w ReplyWriter, front, 
 	w.Int(int64(n))
 	if n > 0 {
 		ks.journal(c.DB, pushName(front), args[1:]...)
+		ks.notify(NotifyList, pushLower(front), key, c.DB)
 	}
 }
 
@@ -213,6 +214,7 @@ func cmdLSet(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	ks.objectResized(d, sl, before)
 	replyOK(w)
 	ks.journal(c.DB, "LSET", args[1:]...)
+	ks.notify(NotifyList, "lset", args[1], c.DB)
 }
 
 // LINSERT key BEFORE|AFTER pivot element
@@ -254,6 +256,7 @@ func cmdLInsert(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	ks.objectResized(d, sl, before)
 	w.Int(int64(l.len()))
 	ks.journal(c.DB, "LINSERT", args[1:]...)
+	ks.notify(NotifyList, "linsert", args[1], c.DB)
 }
 
 // listRange clamps LRANGE's and LTRIM's start and end to a list of
@@ -337,14 +340,18 @@ func cmdLTrim(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	switch {
 	case ltrim+rtrim == 0:
 		ks.signalKey(d, key) // nothing to trim: Redis signals all the same
+		ks.notify(NotifyList, "ltrim", key, c.DB)
 	case ltrim+rtrim == l.len():
 		ks.deleteKey(d, h, key)
 		ks.journal(c.DB, "DEL", key)
+		ks.notify(NotifyList, "ltrim", key, c.DB)
+		ks.notify(NotifyGeneric, "del", key, c.DB)
 	default:
 		before := ks.changedObject(d, sl)
 		l.trim(ltrim, rtrim, ks.listLim())
 		ks.objectResized(d, sl, before)
 		ks.journal(c.DB, "LTRIM", args[1:]...)
+		ks.notify(NotifyList, "ltrim", key, c.DB)
 	}
 	replyOK(w)
 }
@@ -387,8 +394,11 @@ func cmdLRem(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	case l.len() == 0:
 		ks.deleteKey(d, h, key)
 		ks.journal(c.DB, "DEL", key)
+		ks.notify(NotifyList, "lrem", key, c.DB)
+		ks.notify(NotifyGeneric, "del", key, c.DB)
 	default:
 		ks.journal(c.DB, "LREM", args[1:]...)
+		ks.notify(NotifyList, "lrem", key, c.DB)
 	}
 }
 
@@ -500,4 +510,12 @@ func (ks *Keyspace) lposMatches(l *list, elem []byte, backwards bool, rank, coun
 		}
 	}
 	return found
+}
+
+// pushLower is the event a push notifies.
+func pushLower(front bool) string {
+	if front {
+		return "lpush"
+	}
+	return "rpush"
 }

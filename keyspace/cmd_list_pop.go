@@ -30,8 +30,11 @@ func (ks *Keyspace) listPopReply(c *Client, sl *slot[entry], h uint64, key []byt
 	if l.len() == 0 {
 		ks.deleteKey(d, h, key)
 		ks.journal(c.DB, "DEL", key)
+		ks.notify(NotifyList, popLower(front), key, c.DB)
+		ks.notify(NotifyGeneric, "del", key, c.DB)
 		return
 	}
+	ks.notify(NotifyList, popLower(front), key, c.DB)
 	if ks.journaling() {
 		ks.jstart(popName(front))
 		ks.jadd(key)
@@ -160,6 +163,8 @@ func (ks *Keyspace) listMove(c *Client, sl *slot[entry], h uint64, src, dst []by
 			ks.jadd(src, dst, whereWord(from), whereWord(to))
 			ks.jend(c.DB)
 		}
+		ks.notify(NotifyList, pushLower(to), dst, c.DB)
+		ks.notify(NotifyList, popLower(from), src, c.DB)
 		return
 	}
 	ks.objectResized(d, sl, before)
@@ -170,6 +175,12 @@ func (ks *Keyspace) listMove(c *Client, sl *slot[entry], h uint64, src, dst []by
 	dsl, dh := ks.lookupWrite(c, dst)
 	ks.listPush(d, dsl, dh, dst, [][]byte{elem}, to, false)
 	w.Bulk(elem)
+	// Redis pushes first, then tells of the pop (lmoveGenericCommand).
+	ks.notify(NotifyList, pushLower(to), dst, c.DB)
+	ks.notify(NotifyList, popLower(from), src, c.DB)
+	if emptied {
+		ks.notify(NotifyGeneric, "del", src, c.DB)
+	}
 	if !ks.journaling() {
 		return
 	}

@@ -6,11 +6,14 @@ package keyspace
 // under the other kind of policy.
 
 // objectLookup is Redis's objectCommandLookupOrReply: null for a missing
-// key.
+// key. A miss counts, but is no keymiss event (Redis's LOOKUP_NONOTIFY).
 func (ks *Keyspace) objectLookup(c *Client, key []byte, w ReplyWriter) *slot[entry] {
-	sl, _ := ks.lookupReadNoTouch(c, key)
+	sl, _ := ks.lookup(c.DB, key)
 	if sl == nil {
+		ks.stats.KeyspaceMisses++
 		w.Null()
+	} else {
+		ks.stats.KeyspaceHits++
 	}
 	return sl
 }

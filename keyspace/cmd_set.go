@@ -117,6 +117,9 @@ func cmdSAdd(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if j && added > 0 {
 		ks.jend(c.DB)
 	}
+	if added > 0 {
+		ks.notify(NotifySet, "sadd", key, c.DB)
+	}
 	w.Int(int64(added))
 }
 
@@ -150,24 +153,29 @@ func cmdSRem(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		}
 	}
 	if removed > 0 {
-		ks.setChanged(ks.db(c), h, key, sl, p, before)
+		deleted := ks.setChanged(ks.db(c), h, key, sl, p, before)
 		if j {
 			ks.jend(c.DB)
+		}
+		ks.notify(NotifySet, "srem", key, c.DB)
+		if deleted {
+			ks.notify(NotifyGeneric, "del", key, c.DB)
 		}
 	}
 	w.Int(int64(removed))
 }
 
 // setChanged stores p, the set in sl after members were removed (the set
-// held before bytes before), or deletes the key when p is empty.
-func (ks *Keyspace) setChanged(d *db, h uint64, key []byte, sl *slot[entry], p unsafe.Pointer, before int64) {
+// held before bytes before), or deletes the key when p is empty (deleted).
+func (ks *Keyspace) setChanged(d *db, h uint64, key []byte, sl *slot[entry], p unsafe.Pointer, before int64) (deleted bool) {
 	if setCard(p) == 0 {
 		sl.v.value = objectValue(KindSet, p)
 		ks.objectResized(d, sl, before)
 		ks.deleteKey(d, h, key)
-		return
+		return true
 	}
 	ks.setStore(d, sl, p, before)
+	return false
 }
 
 // SCARD key

@@ -150,6 +150,10 @@ func (ks *Keyspace) setGeneric(c *Client, w ReplyWriter, name string, flags int,
 	if expire != nil {
 		ks.setExpiry(d, h, sl, when)
 	}
+	ks.notify(NotifyString, "set", key, c.DB)
+	if expire != nil {
+		ks.notify(NotifyGeneric, "expire", key, c.DB)
+	}
 	if ks.journaling() {
 		ks.jstart("SET")
 		ks.jadd(key, val)
@@ -200,6 +204,7 @@ func cmdGetSet(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	sl, h := ks.lookupWrite(c, key)
 	ks.setString(ks.db(c), h, sl, key, val, false)
 	ks.journal(c.DB, "SET", key, val)
+	ks.notify(NotifyString, "set", key, c.DB)
 }
 
 func cmdGetDel(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
@@ -210,6 +215,7 @@ func cmdGetDel(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	d := ks.db(c)
 	if ks.deleteKey(d, d.keys.hash(key), key) {
 		ks.journal(c.DB, "DEL", key)
+		ks.notify(NotifyGeneric, "del", key, c.DB)
 	}
 }
 
@@ -242,12 +248,15 @@ func cmdGetEx(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	case flags&(optEXAT|optPXAT) != 0 && ks.alreadyExpired(when):
 		ks.deleteKey(d, h, key)
 		ks.journal(c.DB, "DEL", key)
+		ks.notify(NotifyGeneric, "del", key, c.DB)
 	case expire != nil:
 		ks.setExpiry(d, h, sl, when)
 		ks.journalExpireAt(c.DB, key, when)
+		ks.notify(NotifyGeneric, "expire", key, c.DB)
 	case flags&optPersist != 0:
 		if ks.removeExpiry(d, h, sl) {
 			ks.journal(c.DB, "PERSIST", key)
+			ks.notify(NotifyGeneric, "persist", key, c.DB)
 		}
 	}
 }
@@ -282,6 +291,7 @@ func (ks *Keyspace) msetGeneric(c *Client, args [][]byte, w ReplyWriter, name st
 	for j := 1; j < len(args); j += 2 {
 		sl, h := ks.lookupWrite(c, args[j])
 		ks.setString(d, h, sl, args[j], args[j+1], false)
+		ks.notify(NotifyString, "set", args[j], c.DB)
 	}
 	ks.journal(c.DB, "MSET", args[1:]...)
 	if nx {
@@ -338,6 +348,7 @@ func cmdAppend(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		sl = ks.setKey(d, h, nil, key, newStringValue(arg), false)
 		w.Int(int64(sl.v.strLen()))
 		ks.journalSetValue(c.DB, key, sl.v.value)
+		ks.notify(NotifyString, "append", key, c.DB)
 		return
 	}
 	if sl.v.kind() != KindString {
@@ -354,6 +365,7 @@ func cmdAppend(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	d.dataBytes += allocSize(int64(cap(*b))) - allocSize(int64(oldCap))
 	w.Int(int64(len(*b)))
 	ks.journal(c.DB, "APPEND", key, arg) // the change, not the value: journal.go
+	ks.notify(NotifyString, "append", key, c.DB)
 }
 
 func cmdStrlen(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
@@ -439,6 +451,7 @@ func cmdSetRange(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		sl = ks.setKey(d, h, nil, key, bufValue(b), false)
 		w.Int(int64(len(b)))
 		ks.journalSetValue(c.DB, key, sl.v.value)
+		ks.notify(NotifyString, "setrange", key, c.DB)
 		return
 	}
 	if sl.v.kind() != KindString {
@@ -462,6 +475,7 @@ func cmdSetRange(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	d.dataBytes += allocSize(int64(cap(*b))) - allocSize(int64(oldCap))
 	w.Int(int64(len(*b)))
 	ks.journalSetRange(c.DB, key, off, arg)
+	ks.notify(NotifyString, "setrange", key, c.DB)
 }
 
 // stringInt reads a string value as an integer (Redis's
@@ -498,6 +512,7 @@ func (ks *Keyspace) incrDecr(c *Client, key []byte, incr int64, w ReplyWriter) {
 	ks.setKey(ks.db(c), h, sl, key, v, true)
 	w.Int(cur + incr)
 	ks.journalSetValue(c.DB, key, v)
+	ks.notify(NotifyString, "incrby", key, c.DB)
 }
 
 func cmdIncr(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
@@ -568,4 +583,5 @@ func cmdIncrByFloat(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	ks.setKey(ks.db(c), h, sl, key, v, true)
 	w.BulkString(s)
 	ks.journalSetValue(c.DB, key, v)
+	ks.notify(NotifyString, "incrbyfloat", key, c.DB)
 }

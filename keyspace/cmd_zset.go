@@ -251,7 +251,7 @@ func (ks *Keyspace) zaddGeneric(c *Client, args [][]byte, flags int, w ReplyWrit
 	if added+updated > 0 {
 		ks.signalKey(d, key)
 	}
-	ks.zsetDone(d, h, sl, key, before)
+	deleted := ks.zsetDone(d, h, sl, key, before)
 	if journal {
 		if added+updated > 0 {
 			ks.jend(c.DB)
@@ -259,6 +259,16 @@ func (ks *Keyspace) zaddGeneric(c *Client, args [][]byte, flags int, w ReplyWrit
 			clear(ks.jargs)
 			ks.jargs = ks.jargs[:0]
 		}
+	}
+	if added+updated > 0 {
+		event := "zadd"
+		if incr {
+			event = "zincr"
+		}
+		ks.notify(NotifyZSet, event, key, c.DB)
+	}
+	if deleted {
+		ks.notify(NotifyGeneric, "del", key, c.DB)
 	}
 	switch {
 	case nan:
@@ -306,7 +316,7 @@ func cmdZRem(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if removed > 0 {
 		ks.signalKey(d, key)
 	}
-	ks.zsetDone(d, h, sl, key, before)
+	deleted := ks.zsetDone(d, h, sl, key, before)
 	if journal {
 		if removed > 0 {
 			ks.jend(c.DB)
@@ -315,16 +325,24 @@ func cmdZRem(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 			ks.jargs = ks.jargs[:0]
 		}
 	}
+	if removed > 0 {
+		ks.notify(NotifyZSet, "zrem", key, c.DB)
+	}
+	if deleted {
+		ks.notify(NotifyGeneric, "del", key, c.DB)
+	}
 	w.Int(int64(removed))
 }
 
 // zsetDone ends an in-place change of the set in sl: the memory figure,
-// and the key deleted if the set is now empty.
-func (ks *Keyspace) zsetDone(d *db, h uint64, sl *slot[entry], key []byte, before int64) {
+// and the key deleted (deleted true) if the set is now empty.
+func (ks *Keyspace) zsetDone(d *db, h uint64, sl *slot[entry], key []byte, before int64) (deleted bool) {
 	ks.objectResized(d, sl, before)
 	if zsetAt(sl).card() == 0 {
 		ks.deleteKey(d, h, key)
+		return true
 	}
+	return false
 }
 
 func cmdZCard(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {

@@ -154,7 +154,8 @@ func (ks *Keyspace) Evict(limit int64, timeLimit time.Duration) Evicted {
 	}
 }
 
-// evictKey deletes key of database dbi, evicted: journaled, then deleted.
+// evictKey deletes key of database dbi, evicted: journaled, then deleted,
+// then notified ("evicted", class e), as Redis's performEvictions does.
 func (ks *Keyspace) evictKey(dbi int, key []byte) {
 	d := ks.dbs[dbi]
 	h := d.keys.hash(key)
@@ -168,6 +169,7 @@ func (ks *Keyspace) evictKey(dbi int, key []byte) {
 		ks.keepSpare(s.slots[i].v.value)
 	}
 	ks.deleteKey(d, h, key)
+	ks.notify(NotifyEvicted, "evicted", key, dbi)
 }
 
 // evictionPick returns the key the policy evicts next, and false when no

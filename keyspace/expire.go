@@ -75,6 +75,19 @@ func (ks *Keyspace) expireKey(dbi int, h uint64, key []byte) {
 		ks.delArgs[1] = nil
 	}
 	ks.deleteKey(ks.dbs[dbi], h, key)
+	ks.notify(NotifyExpired, "expired", key, dbi)
+}
+
+// ExpireIfDue deletes key of the database at logical index db if its time
+// has come, as any access does (Redis's expireIfNeeded): counted,
+// journaled and notified. A cross-shard command reads its keys with
+// ExportKey, which leaves an expired key in place, and calls this first.
+func (ks *Keyspace) ExpireIfDue(db int, key []byte) {
+	if db < 0 || db >= len(ks.dbs) {
+		return
+	}
+	ks.now = ks.Now()
+	ks.lookup(db, key)
 }
 
 // Active expiry parameters, after Redis's activeExpireCycle.

@@ -94,6 +94,12 @@ type Keyspace struct {
 	Tracker  Tracker
 	Tracking bool
 
+	// Notifier hears of keyspace events (notify.go) of the classes in
+	// notifyOn, which SetNotify sets: 0 while notify-keyspace-events is
+	// off, so that the write path pays one test otherwise.
+	Notifier Notifier
+	notifyOn EventClass
+
 	dbs      []*db // by logical index, SELECT's: SWAPDB permutes it (see DBMap)
 	pdbs     []*db // by physical id, the database heap keys name: fixed
 	seed     maphash.Seed
@@ -227,6 +233,7 @@ func (ks *Keyspace) lookupReadNoTouch(c *Client, key []byte) (*slot[entry], uint
 	sl, h := ks.lookup(c.DB, key)
 	if sl == nil {
 		ks.stats.KeyspaceMisses++
+		ks.notify(NotifyKeyMiss, "keymiss", key, c.DB)
 	} else {
 		ks.stats.KeyspaceHits++
 	}
@@ -290,6 +297,7 @@ func (ks *Keyspace) addKey(d *db, h uint64, key []byte, k string, v value) *slot
 	if ks.Tracking {
 		ks.track(key)
 	}
+	ks.notifyDB(NotifyNew, "new", key, d)
 	return sl
 }
 

@@ -116,6 +116,10 @@ func (ks *Keyspace) ImportKey(k MovedKey) error {
 		return fmt.Errorf("keyspace: moved key of kind %s: %w", k.Kind, err)
 	}
 	ks.now = ks.Now()
+	// A moved key is no event: it existed before, on another shard.
+	on := ks.notifyOn
+	ks.notifyOn = 0
+	defer func() { ks.notifyOn = on }()
 	d := ks.dbs[k.DB]
 	h := d.keys.hash(k.Key)
 	sl := ks.setKey(d, h, d.keys.find(h, k.Key), k.Key, v, false)

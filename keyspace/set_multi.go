@@ -167,7 +167,7 @@ func cmdSInterStore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if p != nil && setEnc(p) != setEncIntset && int64(setCard(p)) <= intsetMax(&ks.Limits) {
 		p = maybeIntset(p)
 	}
-	ks.storeSet(c, args[1], p, w)
+	ks.storeSet(c, args[1], p, "sinterstore", w)
 }
 
 // maybeIntset returns p as an intset when every member is an integer,
@@ -213,14 +213,14 @@ func cmdSDiff(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 // SUNIONSTORE destination key [key ...]
 func cmdSUnionStore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if p, ok := ks.unionDiff(c, args[2:], false, w); ok {
-		ks.storeSet(c, args[1], p, w)
+		ks.storeSet(c, args[1], p, "sunionstore", w)
 	}
 }
 
 // SDIFFSTORE destination key [key ...]
 func cmdSDiffStore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if p, ok := ks.unionDiff(c, args[2:], true, w); ok {
-		ks.storeSet(c, args[1], p, w)
+		ks.storeSet(c, args[1], p, "sdiffstore", w)
 	}
 }
 
@@ -260,14 +260,15 @@ func (ks *Keyspace) unionDiff(c *Client, keys [][]byte, diff bool, w ReplyWriter
 
 // storeSet stores p, a new set (nil when the result is empty), in dst,
 // replacing whatever dst held and its TTL, and replies with its size. An
-// empty result deletes dst.
-func (ks *Keyspace) storeSet(c *Client, dst []byte, p unsafe.Pointer, w ReplyWriter) {
+// empty result deletes dst. It notifies event, or del for a deletion.
+func (ks *Keyspace) storeSet(c *Client, dst []byte, p unsafe.Pointer, event string, w ReplyWriter) {
 	d := ks.db(c)
 	sl, h := ks.lookupWrite(c, dst)
 	if p == nil {
 		if sl != nil {
 			ks.deleteKey(d, h, dst)
 			ks.journal(c.DB, "DEL", dst)
+			ks.notify(NotifyGeneric, "del", dst, c.DB)
 		}
 		w.Int(0)
 		return
@@ -280,6 +281,7 @@ func (ks *Keyspace) storeSet(c *Client, dst []byte, p unsafe.Pointer, w ReplyWri
 		ks.jput(c.DB, dst, v, -1)
 		ks.jend(c.DB)
 	}
+	ks.notify(NotifySet, event, dst, c.DB)
 	w.Int(int64(setCard(p)))
 }
 
@@ -315,13 +317,18 @@ func cmdSMove(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		w.Int(0)
 		return
 	}
-	ks.setChanged(d, hs, src, ssl, p, before)
+	ks.notify(NotifySet, "srem", src, c.DB)
+	if ks.setChanged(d, hs, src, ssl, p, before) {
+		ks.notify(NotifyGeneric, "del", src, c.DB)
+	}
 	if dsl = d.keys.find(hd, dst); dsl == nil {
 		ks.addKey(d, hd, dst, "", objectValue(KindSet, newSetWith(m, &ks.Limits)))
+		ks.notify(NotifySet, "sadd", dst, c.DB)
 	} else {
 		before := dsl.v.heapBytes()
 		if np, added := setAdd(dsl.v.p, m, &ks.Limits); added {
 			ks.setStore(d, dsl, np, before)
+			ks.notify(NotifySet, "sadd", dst, c.DB)
 		} else {
 			ks.signalKey(d, dst) // Redis signals dst even so
 		}

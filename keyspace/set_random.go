@@ -127,8 +127,12 @@ func cmdSPop(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	before := ks.changedObject(ks.db(c), sl) // SPOP always removes one
 	m := append([]byte(nil), setRandom(sl.v.p, &ks.scratch)...)
 	p, _ := setRemove(sl.v.p, m)
-	ks.setChanged(ks.db(c), h, key, sl, p, before)
+	deleted := ks.setChanged(ks.db(c), h, key, sl, p, before)
 	ks.journal(c.DB, "SREM", key, m)
+	ks.notify(NotifySet, "spop", key, c.DB)
+	if deleted {
+		ks.notify(NotifyGeneric, "del", key, c.DB)
+	}
 	w.Bulk(m)
 }
 
@@ -155,6 +159,8 @@ func spopCount(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		replySet(w, p)
 		ks.deleteKey(d, h, key)
 		ks.journal(c.DB, "DEL", key)
+		ks.notify(NotifySet, "spop", key, c.DB)
+		ks.notify(NotifyGeneric, "del", key, c.DB)
 		return
 	}
 	before := ks.changedObject(d, sl) // count < size: members go
@@ -177,6 +183,7 @@ func spopCount(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		ks.jadd(sample...)
 		ks.jend(c.DB)
 	}
+	ks.notify(NotifySet, "spop", key, c.DB)
 	w.SetHeader(len(sample))
 	for _, m := range sample {
 		w.Bulk(m)

@@ -98,7 +98,16 @@ func (ks *Keyspace) zpopGeneric(c *Client, keys [][]byte, max bool, count int64,
 		w.Bulk(m)
 		w.Double(s)
 	})
-	ks.zremRanks(c, sl, h, key, lo, hi)
+	ks.zremRanks(c, sl, h, key, lo, hi, zpopEvent(max))
+}
+
+// zpopEvent is the event a pop of the lowest (or, max, the highest)
+// scores notifies.
+func zpopEvent(max bool) string {
+	if max {
+		return "zpopmax"
+	}
+	return "zpopmin"
 }
 
 // ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]

@@ -239,18 +239,20 @@ func cmdZRangeStore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 			n = hi - lo + 1
 		}
 	}
-	ks.zstore(c, args[1], body, n, maxLen, w)
+	ks.zstore(c, args[1], body, n, maxLen, "zrangestore", w)
 }
 
 // zstore stores a *STORE result, pairs in order in body, under dst (or
-// deletes dst when empty) and replies with its size.
-func (ks *Keyspace) zstore(c *Client, dst, body []byte, n, maxLen int, w ReplyWriter) {
+// deletes dst when empty), notifies event (or del) and replies with its
+// size.
+func (ks *Keyspace) zstore(c *Client, dst, body []byte, n, maxLen int, event string, w ReplyWriter) {
 	d := ks.db(c)
 	sl, h := ks.lookupWrite(c, dst)
 	if n == 0 {
 		if sl != nil {
 			ks.deleteKey(d, h, dst)
 			ks.journal(c.DB, "DEL", dst)
+			ks.notify(NotifyGeneric, "del", dst, c.DB)
 		}
 		w.Int(0)
 		return
@@ -262,6 +264,7 @@ func (ks *Keyspace) zstore(c *Client, dst, body []byte, n, maxLen int, w ReplyWr
 		ks.jput(c.DB, dst, v, 0)
 		ks.jend(c.DB)
 	}
+	ks.notify(NotifyZSet, event, dst, c.DB)
 	w.Int(int64(n))
 }
 
@@ -306,17 +309,19 @@ func (ks *Keyspace) zremRangeGeneric(c *Client, args [][]byte, typ zrangeType, w
 		w.Int(0)
 		return
 	}
-	ks.zremRanks(c, sl, h, key, lo, hi)
+	ks.zremRanks(c, sl, h, key, lo, hi, zremEvents[typ])
 	w.Int(int64(hi - lo + 1))
 }
 
 // zremRanks removes ranks [lo, hi] of the set of key, whose slot is sl,
-// and journals the removal.
-func (ks *Keyspace) zremRanks(c *Client, sl *slot[entry], h uint64, key []byte, lo, hi int) {
+// journals the removal and notifies event (then del if the set empties).
+func (ks *Keyspace) zremRanks(c *Client, sl *slot[entry], h uint64, key []byte, lo, hi int, event string) {
 	z, d := zsetAt(sl), ks.db(c)
 	if lo == 0 && hi == z.card()-1 {
 		ks.deleteKey(d, h, key)
 		ks.journal(c.DB, "DEL", key)
+		ks.notify(NotifyZSet, event, key, c.DB)
+		ks.notify(NotifyGeneric, "del", key, c.DB)
 		return
 	}
 	var members [][]byte
@@ -332,7 +337,11 @@ func (ks *Keyspace) zremRanks(c *Client, sl *slot[entry], h uint64, key []byte, 
 		ks.jadd(members...)
 		ks.jend(c.DB)
 	}
+	ks.notify(NotifyZSet, event, key, c.DB)
 }
+
+// zremEvents are the events of ZREMRANGEBY*, by range type.
+var zremEvents = [...]string{zrangeRank: "zremrangebyrank", zrangeScore: "zremrangebyscore", zrangeLex: "zremrangebylex"}
 
 func cmdZRemRangeByRank(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	ks.zremRangeGeneric(c, args, zrangeRank, w)

@@ -103,7 +103,11 @@ func (ks *Keyspace) parseZSetOp(c *Client, args [][]byte, idx int, op zsetOpKind
 	for i := range a.srcs {
 		var sl *slot[entry]
 		if store {
-			sl, _ = ks.lookupWrite(c, args[idx+1+i])
+			// Redis's sources are read lookups even so: a miss is a
+			// keymiss event.
+			if sl, _ = ks.lookupWrite(c, args[idx+1+i]); sl == nil {
+				ks.notify(NotifyKeyMiss, "keymiss", args[idx+1+i], c.DB)
+			}
 		} else {
 			sl, _ = ks.lookupRead(c, args[idx+1+i])
 		}
@@ -268,7 +272,7 @@ func (ks *Keyspace) zsetOpGeneric(c *Client, args [][]byte, idx int, dst []byte,
 			body = appendZEntry(body, unsafeBytes(p.m), p.s)
 			maxLen = max(maxLen, len(p.m))
 		}
-		ks.zstore(c, dst, body, len(res), maxLen, w)
+		ks.zstore(c, dst, body, len(res), maxLen, zstoreEvents[op], w)
 		return
 	}
 	pairs := a.withScores && isRESP3(w)
@@ -337,3 +341,6 @@ func zsetOfSet(p unsafe.Pointer, lim *EncodingLimits) *zset {
 	}
 	return zsetFromSorted(body, len(members), maxLen, lim)
 }
+
+// zstoreEvents are the events of the *STORE forms, by operation.
+var zstoreEvents = [...]string{zopUnion: "zunionstore", zopInter: "zinterstore", zopDiff: "zdiffstore"}

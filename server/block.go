@@ -296,6 +296,9 @@ func (w *worker) exec(cl *keyspace.Client, spec *keyspace.CommandSpec, args [][]
 			w.serveReady()
 		}
 	}
+	if len(w.notify.targets) > 0 {
+		w.flushNotes() // before the reply can leave (notify.go)
+	}
 	return lsn
 }
 
@@ -398,6 +401,9 @@ func (w *worker) tryServe(b *blocked, k waitKey) (reply []byte, lsn uint64, ok b
 	w.track.caller = cl.ID
 	defer func() { w.track.caller = 0 }()
 	lsn = w.sh.Exec(&cl, b.spec, b.spec.Block.ServeArgs(b.args, b.keyPos(k.key)), &out)
+	if len(w.notify.targets) > 0 {
+		w.flushNotes() // the pop's events leave before its reply
+	}
 	if cl.WouldBlock {
 		return nil, 0, false
 	}

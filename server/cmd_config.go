@@ -4,6 +4,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/server/config"
 )
@@ -107,6 +108,7 @@ func configSet(c *conn, pairs [][]byte) {
 func (s *Server) applyRuntimeConfig(c *conn) {
 	s.cfgMu.RLock()
 	policy, appendOnly, limits := s.cfg.AppendFsync, s.cfg.AppendOnly, encodingLimits(s.cfg)
+	notify := s.cfg.NotifyKeyspaceEvents
 	s.cachePubsubLimit()
 	ev := s.evictionSettingsLocked()
 	applyGoMemoryLimit(s.cfg.MaxMemory)
@@ -117,6 +119,7 @@ func (s *Server) applyRuntimeConfig(c *conn) {
 		if w.sh == nil { // loading: the shard takes the settings when it opens
 			return
 		}
+		w.setNotify(notify)
 		w.sh.SetEncodingLimits(limits)
 		if err := w.sh.SetFsyncPolicy(policy); err != nil {
 			s.log.Error("appendfsync not applied", "shard", w.id, "err", err)
@@ -125,6 +128,13 @@ func (s *Server) applyRuntimeConfig(c *conn) {
 		// starts a rewrite in the background (shard/aof.go).
 		w.sh.SetAppendOnly(appendOnly)
 	}, func(w *resp.Writer) { w.SimpleString("OK") })
+}
+
+// notifyClasses is notify-keyspace-events.
+func (s *Server) notifyClasses() keyspace.EventClass {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg.NotifyKeyspaceEvents
 }
 
 // databases is the configured number of databases.

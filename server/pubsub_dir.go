@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -27,7 +28,15 @@ type pubsubDir struct {
 	// Unique names subscribed to on some shard (INFO pubsub_channels,
 	// pubsubshard_channels, pubsub_patterns; PUBSUB NUMPAT).
 	nChannels, nShardChannels, nPatterns atomic.Int64
+	// nKeyChannels counts the channels whose name starts "__key", of
+	// which keyspace notifications' are: with it and nPatterns at 0, no
+	// notification has a receiver (notify.go).
+	nKeyChannels atomic.Int64
 }
+
+// isKeyChannel reports whether a channel may carry keyspace
+// notifications.
+func isKeyChannel(name string) bool { return strings.HasPrefix(name, "__key") }
 
 // dirPattern is one subscribed pattern and the shards that subscribe to it.
 type dirPattern struct {
@@ -93,9 +102,15 @@ func (d *pubsubDir) setName(shardKind bool, name string, shard int, on bool) {
 	case next == nil && old != nil:
 		m.Delete(name)
 		count.Add(-1)
+		if !shardKind && isKeyChannel(name) {
+			d.nKeyChannels.Add(-1)
+		}
 	case next != nil:
 		if old == nil {
 			count.Add(1)
+			if !shardKind && isKeyChannel(name) {
+				d.nKeyChannels.Add(1)
+			}
 		}
 		m.Store(name, next)
 	}

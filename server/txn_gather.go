@@ -61,6 +61,16 @@ func gatherExport(t *txn, keys []*gatherKey, proto int, then func()) {
 	left := len(t.shards)
 	for _, s := range t.shards {
 		t.readStep(s, proto, func(w *worker, _ *resp.Writer) uint64 {
+			for _, k := range keys {
+				if k.shard == w.id {
+					// A key due goes as on a local read: its expiry is
+					// an event, notified before the command's.
+					w.ks.ExpireIfDue(k.db, k.key)
+				}
+			}
+			if len(w.notify.targets) > 0 {
+				w.flushNotes()
+			}
 			now := w.ks.Now()
 			for _, k := range keys {
 				if k.shard == w.id {
@@ -123,10 +133,25 @@ func (c *conn) gatheredRun(t *txn, spec *keyspace.CommandSpec, args [][]byte, db
 			}
 		}
 	}
+	// The command's events are reported from here once its writes are
+	// stored back (none when that fails).
+	var events *eventLog
+	if classes := t.g.coord.notify.classes; classes&(keyspace.NotifyKeyspace|keyspace.NotifyKeyevent) != 0 {
+		events = &eventLog{}
+		scratch.Notifier = events
+		scratch.SetNotify(classes)
+	}
 	out := resp.Writer{Proto: proto}
 	cl := keyspace.Client{DB: db, NoBlock: true}
 	scratch.ExecSpec(&cl, spec, args, &out)
 	result := out.Buf
+	succeed := func() {
+		if events != nil {
+			events.replay(t.g.coord)
+			t.g.coord.flushNotes()
+		}
+		finish(result)
+	}
 	changes := map[int][]gatherChange{}
 	now := scratch.Now()
 	for _, k := range keys {
@@ -157,7 +182,7 @@ func (c *conn) gatheredRun(t *txn, spec *keyspace.CommandSpec, args [][]byte, db
 				t.release(s)
 			}
 			if left--; left == 0 {
-				finish(result)
+				succeed()
 			}
 			continue
 		}
@@ -172,7 +197,7 @@ func (c *conn) gatheredRun(t *txn, spec *keyspace.CommandSpec, args [][]byte, db
 				finish(failed)
 				return
 			}
-			finish(result)
+			succeed()
 		})
 	}
 }
@@ -196,6 +221,10 @@ func sameMoved(a, b keyspace.MovedKey) bool {
 // the txn releases the shard). It writes an error to out when the shard
 // refuses writes, and returns the LSN of the last record.
 func (w *worker) storeBack(list []gatherChange, out *resp.Writer) uint64 {
+	// The command's events come from its coordinator (gatheredRun): the
+	// store-back's own DELs and PUTs are none.
+	w.ks.SetNotify(0)
+	defer w.ks.SetNotify(w.notify.classes)
 	var lsn uint64
 	for _, ch := range list {
 		if ch.put {

@@ -63,6 +63,8 @@ type worker struct {
 	track shardTracking
 	// mem is the shard's share of maxmemory (evict.go).
 	mem shardMemory
+	// notify is this shard's side of keyspace notifications (notify.go).
+	notify notifyState
 	// pushed are the idle connections that got pushes in this iteration,
 	// sent before the loop waits (flushPushed).
 	pushed []*conn
@@ -126,6 +128,8 @@ func (w *worker) boot(o shard.Options, done func(error)) {
 		w.sh, w.ks = sh, sh.Keyspace()
 		w.ks.Tracker = &w.track
 		w.track.updateGate()
+		w.ks.Notifier = w
+		w.setNotify(w.srv.notifyClasses())
 		w.srv.txnAbove(sh.TxnMark())
 		// CONFIG SET appendfsync or appendonly while the shard loaded reached the
 		// configuration, not the shard.
@@ -152,6 +156,7 @@ func (w *worker) listen(addrs []string) error {
 	}
 	// Everything every connection sent to other shards in one iteration
 	// leaves as one message per target shard.
+	w.loop.BeforeWait(w.flushNotes) // first: its mailbox messages go with the batches
 	w.loop.BeforeWait(w.postBatches)
 	w.loop.BeforeWait(w.track.flush)
 	w.loop.BeforeWait(w.flushPushed) // after track.flush: its pushes go too

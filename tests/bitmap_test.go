@@ -263,16 +263,16 @@ func TestBitmapRepliesMatchRedisServer(t *testing.T) {
 	}
 }
 
-// startRedisServer starts redis-server 7.0 without persistence, or skips
-// the test when there is none.
-func startRedisServer(t *testing.T) *redis.Client {
+// startRedisServer starts redis-server 7.0 without persistence, with
+// extra options, or skips the test when there is none.
+func startRedisServer(t *testing.T, extra ...string) *redis.Client {
 	t.Helper()
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Skip("redis-server not installed")
 	}
 	port := freePort(t)
-	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	cmd := exec.Command(path, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"}, extra...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package config
 import (
 	"runtime"
 	"time"
+
+	"github.com/moond-db/moond/keyspace"
 )
 
 // Config is the server's configuration. Fields that CONFIG SET may change at
@@ -64,6 +66,9 @@ type Config struct {
 	// TrackingTableMaxKeys is tracking-table-max-keys: the most keys
 	// CLIENT TRACKING remembers (0: no limit).
 	TrackingTableMaxKeys int
+	// NotifyKeyspaceEvents is notify-keyspace-events: the classes of
+	// keyspace events published (none by default).
+	NotifyKeyspaceEvents keyspace.EventClass
 
 	// moond's runtime.
 	Shards      int
@@ -140,7 +145,6 @@ func defaultStored() map[string]string {
 		"slowlog-log-slower-than":           "10000",
 		"slowlog-max-len":                   "128",
 		"latency-monitor-threshold":         "0",
-		"notify-keyspace-events":            "",
 		"appendfilename":                    "appendonly.aof",
 		"dbfilename":                        "dump.rdb",
 		"no-appendfsync-on-rewrite":         "no",

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/moond-db/moond/keyspace"
 )
 
 func TestDefaultsFitALaptop(t *testing.T) {
@@ -90,5 +92,45 @@ func TestSetAtRuntimeRefusesImmutable(t *testing.T) {
 	}
 	if err := c.SetAtRuntime("maxmemory", "10mb"); err != nil || c.MaxMemory != 10<<20 {
 		t.Fatalf("maxmemory: %v %d", err, c.MaxMemory)
+	}
+}
+
+func TestNotifyKeyspaceEventsParam(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "moond.conf")
+	if err := os.WriteFile(path, []byte("notify-keyspace-events \"KEA\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.Get("notify-keyspace-events"); got != "AKE" {
+		t.Fatalf("from the file: %q, want AKE", got)
+	}
+	if err := c.SetAtRuntime("notify-keyspace-events", "Elm"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.Get("notify-keyspace-events"); got != "lEm" {
+		t.Fatalf("after CONFIG SET Elm: %q, want lEm", got)
+	}
+	err = c.SetAtRuntime("notify-keyspace-events", "Kq")
+	if err == nil || err.Error() != "Invalid event class character. Use 'Ag$lshzxeKEtmdn'." {
+		t.Fatalf("a bad class: %v", err)
+	}
+	if got, _ := c.Get("notify-keyspace-events"); got != "lEm" {
+		t.Fatalf("after a refused SET: %q", got)
+	}
+	// CONFIG REWRITE writes the normalized form, which reads back.
+	c.NotifyKeyspaceEvents, _ = keyspace.ParseEventClasses("KEg$xm")
+	text, err := rewriteText(nil, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "notify-keyspace-events g$xKEm\n") {
+		t.Fatalf("rewritten:\n%s", text)
+	}
+	sameParams(t, c, reload(t, text))
+	if _, err := Load([]string{"--notify-keyspace-events", "x!"}); err == nil || !strings.Contains(err.Error(), "notify-keyspace-events") {
+		t.Fatalf("a bad flag: %v", err)
 	}
 }

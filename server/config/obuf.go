@@ -61,7 +61,7 @@ func outputBufferLimitParam() *Param {
 func parseOutputBufferLimits(cur [numClasses]OutputBufferLimit, v string) ([numClasses]OutputBufferLimit, error) {
 	f := strings.Fields(v)
 	if len(f)%4 != 0 {
-		return cur, limitError("Wrong number of arguments in buffer limit configuration.")
+		return cur, redisError("Wrong number of arguments in buffer limit configuration.")
 	}
 	for i := 0; i < len(f); i += 4 {
 		class := -1
@@ -73,21 +73,22 @@ func parseOutputBufferLimits(cur [numClasses]OutputBufferLimit, v string) ([numC
 		case "pubsub":
 			class = ClassPubSub
 		default:
-			return cur, limitError("Invalid client class specified in buffer limit configuration.")
+			return cur, redisError("Invalid client class specified in buffer limit configuration.")
 		}
 		hard, err1 := ParseMemory(f[i+1])
 		soft, err2 := ParseMemory(f[i+2])
 		secs, err3 := strconv.ParseInt(f[i+3], 10, 64)
 		if err1 != nil || err2 != nil || err3 != nil || secs < 0 || secs > 1<<31 {
-			return cur, limitError("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
+			return cur, redisError("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
 		}
 		cur[class] = OutputBufferLimit{Hard: hard, Soft: soft, SoftFor: time.Duration(secs) * time.Second}
 	}
 	return cur, nil
 }
 
-// limitError is an error of client-output-buffer-limit, in Redis's words
-// (capitalized, with a full stop: CONFIG SET shows them as they are).
-type limitError string
+// redisError is an error in Redis's words (capitalized, with a full stop:
+// CONFIG SET shows them as they are): client-output-buffer-limit's and
+// notify-keyspace-events'.
+type redisError string
 
-func (e limitError) Error() string { return string(e) }
+func (e redisError) Error() string { return string(e) }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/moond-db/moond/keyspace"
 )
 
 // Param is one configuration parameter: its redis.conf name, how to read it
@@ -132,6 +134,16 @@ func buildParams() []*Param {
 		boolParam("uring-defer-taskrun", false, func(c *Config) *bool { return &c.UringDeferTaskrun }),
 		outputBufferLimitParam(),
 		intParam("tracking-table-max-keys", true, 0, math.MaxInt, func(c *Config) *int { return &c.TrackingTableMaxKeys }),
+		{Name: "notify-keyspace-events", Mutable: true,
+			Get: func(c *Config) string { return c.NotifyKeyspaceEvents.String() },
+			Set: func(c *Config, v string) error {
+				classes, ok := keyspace.ParseEventClasses(v)
+				if !ok {
+					return redisError(keyspace.ErrEventClass)
+				}
+				c.NotifyKeyspaceEvents = classes
+				return nil
+			}},
 	}
 	for name := range defaultStored() {
 		ps = append(ps, storedParam(name))

@@ -83,7 +83,7 @@ hz 10
 
 func TestRewriteQuotesWhatNeedsIt(t *testing.T) {
 	c := Default()
-	c.Stored["notify-keyspace-events"] = "" // the default: not written
+	c.NotifyKeyspaceEvents = 0 // the default: not written
 	c.RequirePass = "a b\t\"c\"\n\x01#"
 	c.Dir = "#not-a-comment"
 	text, err := rewriteText(nil, c)
