@@ -43,14 +43,18 @@ type WALInfo struct {
 
 // CheckpointInfo is the shard's checkpoint and heap state.
 type CheckpointInfo struct {
-	Stats      CheckpointStats
-	HeapFiles  int
-	HeapBytes  int64
-	WALSince   int64 // WAL bytes above the published redo point
-	DirtyKeys  int
-	Recycled   int64 // WAL segments recycled
-	LastSave   time.Time
-	LastStatus string // "ok" or "err", as rdb_last_bgsave_status
+	Stats     CheckpointStats
+	HeapFiles int
+	HeapPages int
+	HeapBytes int64
+	// WALSegments is the number of WAL segment files on disk (those
+	// recycling has not unlinked yet).
+	WALSegments int
+	WALSince    int64 // WAL bytes above the published redo point
+	DirtyKeys   int
+	Recycled    int64 // WAL segments recycled
+	LastSave    time.Time
+	LastStatus  string // "ok" or "err", as rdb_last_bgsave_status
 	// PeerSyncs counts the syncs of every shard's WAL its checkpoints
 	// asked for after parts of txns (txnsync.go).
 	PeerSyncs int64
@@ -84,7 +88,8 @@ func (s *Shard) checkpointInfo() CheckpointInfo {
 		return ci
 	}
 	hs := c.heap.Stats()
-	ci.HeapFiles, ci.HeapBytes = hs.Files, hs.Bytes
+	ci.HeapFiles, ci.HeapPages, ci.HeapBytes = hs.Files, hs.Pages, hs.Bytes
+	ci.WALSegments = len(c.segs)
 	if c.mgr == nil {
 		return ci
 	}
