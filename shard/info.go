@@ -12,6 +12,18 @@ import (
 type (
 	WALStats        = wal.WriterStats
 	CheckpointStats = checkpoint.Stats
+	// CheckpointState is a checkpoint's phase; CheckpointStats.PhaseSeconds
+	// is indexed by it.
+	CheckpointState = checkpoint.State
+	// WALHistogram is one of WALStats's histograms.
+	WALHistogram = wal.Histogram
+)
+
+// The bucket bounds of WALStats's histograms (GroupRecords, SyncSeconds),
+// for the server's /metrics, which imports no persistence package.
+var (
+	WALGroupRecordBounds = wal.GroupRecordBounds[:]
+	WALSyncSecondsBounds = wal.SyncSecondsBounds[:]
 )
 
 // Info is what one shard contributes to INFO persistence, gathered on its
