@@ -98,7 +98,9 @@ func (w *worker) runBatch(b *batch) {
 			maxLSN = max(maxLSN, w.execData(&cl, it.args, &out))
 		}
 		b.ends[i] = len(out.Buf)
-		it.args = nil
+		if it.fn == nil && len(it.args) > 0 {
+			it.args = it.args[:1] // the name, for deliverBatch's error count
+		}
 	}
 	b.buf = out.Buf
 	if w.track.due() {
@@ -145,6 +147,9 @@ func (w *worker) deliverBatch(b *batch) {
 			if it.block != nil {
 				it.conn.blockWait = nil
 			}
+			if it.reply.merge == nil && it.fn == nil && end > start && b.buf[start] == '-' {
+				w.noteRemoteError(it, b.buf[start:end])
+			}
 			it.reply.fill(it.part, b.buf[start:end:end])
 		}
 		start = end
@@ -157,6 +162,16 @@ func (w *worker) deliverBatch(b *batch) {
 	}
 	if last != nil {
 		last.delivered()
+	}
+}
+
+// noteRemoteError counts, on the connection's shard as for a command run
+// here, the error reply of a data command another shard ran for it alone
+// (errorstats, failed_calls). Parts of split commands are left to their
+// merge.
+func (w *worker) noteRemoteError(it *batchItem, reply []byte) {
+	if w.noteReply(reply) && len(it.args) > 0 {
+		w.noteFailed(keyspace.Lookup(it.args[0]))
 	}
 }
 
