@@ -1,11 +1,15 @@
 package server
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
 )
 
 // scrape gathers c once, as a scrape does, and returns the families by name.
@@ -90,4 +94,75 @@ func TestMetricsScrapeHasEveryShardWhenAllAnswer(t *testing.T) {
 	if v, _ := shardValue(fams, "moond_scrape_shard_timeouts_total", "1"); v != 0 {
 		t.Fatalf("timeouts %v with every shard answering", v)
 	}
+}
+
+// keyOnShard returns a key that lives on shard sh of n.
+func keyOnShard(t *testing.T, sh, n int) string {
+	t.Helper()
+	for i := 0; i < 1000; i++ {
+		k := fmt.Sprintf("key%d", i)
+		if shardOfSlot(KeySlot([]byte(k)), n) == sh {
+			return k
+		}
+	}
+	t.Fatalf("no key on shard %d", sh)
+	return ""
+}
+
+func TestFailedCallsAndErrorstatsCountLocalAndRemoteCommands(t *testing.T) {
+	s := startTest(t, "pool", 2)
+	c := client(t, s)
+	// The client's handshake may have had error replies of its own.
+	errsBefore := errorstatERR(t, c)
+	// One key per shard: whichever shard the connection is on, one INCR
+	// runs there and the other on the other shard.
+	for sh := range 2 {
+		k := keyOnShard(t, sh, 2)
+		if err := c.Set(testCtx(t), k, "not a number", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Incr(testCtx(t), k).Err(); err == nil {
+			t.Fatalf("INCR of a string on shard %d succeeded", sh)
+		}
+	}
+	info, err := c.Info(testCtx(t), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "cmdstat_incr:calls=2,usec=0,usec_per_call=0.00,rejected_calls=0,failed_calls=2"; !strings.Contains(info, want) {
+		t.Errorf("INFO lacks %q:\n%s", want, info)
+	}
+	if n := errorstatERR(t, c); n != errsBefore+2 {
+		t.Errorf("errorstat_ERR went from %d to %d, want +2", errsBefore, n)
+	}
+	fams := scrape(t, newMetricsCollector(s, scrapeShardTimeout))
+	var failed float64
+	for _, m := range fams["moond_commands_failed_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "command" && l.GetValue() == "incr" {
+				failed += m.GetCounter().GetValue()
+			}
+		}
+	}
+	if failed != 2 {
+		t.Fatalf("moond_commands_failed_total{command=incr} = %v, want 2", failed)
+	}
+}
+
+// errorstatERR is INFO errorstats's count of ERR replies.
+func errorstatERR(t *testing.T, c *redis.Client) int {
+	t.Helper()
+	info, err := c.Info(testCtx(t), "errorstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(info, "errorstat_ERR:count=")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(rest, "\r\n", 2)[0]))
+	if err != nil {
+		t.Fatalf("errorstats: %q", info)
+	}
+	return n
 }
