@@ -2,6 +2,8 @@ package server
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -165,4 +167,31 @@ func errorstatERR(t *testing.T, c *redis.Client) int {
 		t.Fatalf("errorstats: %q", info)
 	}
 	return n
+}
+
+func TestMetricsEndpointServesAndStopsWithTheServer(t *testing.T) {
+	s := startTest(t, "pool", 1, "metrics-addr", "127.0.0.1:0")
+	addr := s.MetricsAddr()
+	if addr == "" || strings.HasSuffix(addr, ":0") {
+		t.Fatalf("MetricsAddr = %q", addr)
+	}
+	hc := &http.Client{Timeout: 10 * time.Second}
+	resp, err := hc.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %s, %v", resp.Status, err)
+	}
+	for _, want := range []string{"\nmoond_shards 1\n", `moond_wal_next_lsn{shard="0"}`, "\ngo_goroutines "} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("the scrape lacks %q", want)
+		}
+	}
+	s.Stop()
+	if _, err := hc.Get("http://" + addr + "/metrics"); err == nil {
+		t.Fatal("the endpoint still answers after Stop")
+	}
 }
