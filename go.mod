@@ -3,12 +3,19 @@ module github.com/moond-db/moond
 go 1.26.0
 
 require (
+	github.com/prometheus/client_golang v1.25.0
+	github.com/prometheus/client_model v0.6.3
+	github.com/prometheus/common v0.72.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
 	golang.org/x/sys v0.50.0
 )
 
 require (
+	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/redis/rueidis v1.0.79 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )

@@ -25,6 +25,9 @@ type batchItem struct {
 	// waits on the target shard (block.go) and answers later, not in
 	// the batch's reply.
 	block *keyspace.CommandSpec
+	// failed is set by the target shard when the data command answered an
+	// error: the command, for the connection's shard to count it.
+	failed *keyspace.CommandSpec
 }
 
 // batch carries every item one loop iteration sends to one target shard:
@@ -79,6 +82,7 @@ func (w *worker) runBatch(b *batch) {
 	b.ends = make([]int, len(b.items))
 	var cl keyspace.Client
 	var maxLSN uint64
+	start := 0 // where the item's reply begins in out
 	for i := range b.items {
 		it := &b.items[i]
 		out.Proto = it.proto
@@ -97,7 +101,13 @@ func (w *worker) runBatch(b *batch) {
 			cl = keyspace.Client{DB: it.db, ID: it.conn.id}
 			maxLSN = max(maxLSN, w.execData(&cl, it.args, &out))
 		}
+		if it.fn == nil && len(out.Buf) > start && out.Buf[start] == '-' {
+			// An error reply: deliverBatch counts the command as failed
+			// (only errors pay for the lookup).
+			it.failed = keyspace.Lookup(it.args[0])
+		}
 		b.ends[i] = len(out.Buf)
+		start = len(out.Buf)
 		it.args = nil
 	}
 	b.buf = out.Buf
@@ -145,6 +155,9 @@ func (w *worker) deliverBatch(b *batch) {
 			if it.block != nil {
 				it.conn.blockWait = nil
 			}
+			if it.reply.merge == nil && it.fn == nil && end > start && b.buf[start] == '-' {
+				w.noteRemoteError(it, b.buf[start:end])
+			}
 			it.reply.fill(it.part, b.buf[start:end:end])
 		}
 		start = end
@@ -157,6 +170,18 @@ func (w *worker) deliverBatch(b *batch) {
 	}
 	if last != nil {
 		last.delivered()
+	}
+}
+
+// noteRemoteError counts, on the connection's shard as for a command run
+// here, the error reply of a data command another shard ran for it alone
+// (errorstats; failed_calls when the command itself failed, not when the
+// batch was refused whole). Parts of split commands are left to their
+// merge.
+func (w *worker) noteRemoteError(it *batchItem, reply []byte) {
+	w.noteReply(reply)
+	if it.failed != nil {
+		w.noteFailed(it.failed)
 	}
 }
 

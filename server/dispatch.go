@@ -204,11 +204,15 @@ func (c *conn) execLocalSpec(spec *keyspace.CommandSpec, args [][]byte) {
 	if c.queue.empty() {
 		start := len(c.out.Buf)
 		c.noteWrite(c.w.exec(&c.client, spec, args, &c.out))
-		c.w.noteReply(c.out.Buf[start:])
+		if c.w.noteReply(c.out.Buf[start:]) {
+			c.w.noteFailed(spec)
+		}
 		return
 	}
 	reply := c.execPartSpec(spec, args)
-	c.w.noteReply(reply)
+	if c.w.noteReply(reply) {
+		c.w.noteFailed(spec)
+	}
 	c.queue.push(&pendingReply{data: reply})
 }
 
@@ -225,8 +229,9 @@ func (c *conn) execPartSpec(spec *keyspace.CommandSpec, args [][]byte) []byte {
 	return append([]byte(nil), w.Buf...)
 }
 
-// noteReply counts an error reply by its prefix (INFO errorstats).
-func (w *worker) noteReply(reply []byte) {
+// noteReply counts an error reply by its prefix (INFO errorstats) and
+// reports whether reply is one.
+func (w *worker) noteReply(reply []byte) bool {
 	if len(reply) > 0 && reply[0] == '-' {
 		end := bytes.IndexAny(reply, " \r")
 		if end < 0 {
@@ -234,6 +239,20 @@ func (w *worker) noteReply(reply []byte) {
 		}
 		w.stats.errorReplies++
 		w.stats.errorsByPrefix[string(reply[1:end])]++
+		return true
+	}
+	return false
+}
+
+// noteFailed counts a data command that ran and answered an error
+// (commandstats failed_calls, moond_commands_failed_total). Only error
+// replies pay for the lookup.
+func (w *worker) noteFailed(spec *keyspace.CommandSpec) {
+	if spec == nil {
+		return
+	}
+	if cmd := commands[spec.Name]; cmd != nil {
+		w.stats.cmdCalls[cmd.id].failed++
 	}
 }
 

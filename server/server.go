@@ -61,6 +61,8 @@ type Server struct {
 
 	unlock func() // releases the data directory's lock
 
+	metrics *metricsServer // the /metrics endpoint (metrics_http.go); nil when off
+
 	// reshardFrom is the number of shards the data directory holds when
 	// it differs from --shards (the boot reshards first, reshard.go); 0
 	// otherwise.
@@ -169,6 +171,13 @@ func (s *Server) Start() error {
 			return err
 		}
 	}
+	if s.cfg.MetricsAddr != "" {
+		// Before the boot, so that the load's progress can be watched.
+		if err := s.startMetrics(s.cfg.MetricsAddr); err != nil {
+			s.Stop()
+			return err
+		}
+	}
 	s.log.Info("listening; loading the dataset", "addr", s.Addr(), "port", s.port, "shards", s.nshards)
 	s.bootShards()
 	return nil
@@ -239,6 +248,7 @@ func (s *Server) requestShutdown() {
 func (s *Server) Stop() {
 	s.stopping.Store(true)
 	s.stopOnce.Do(func() { close(s.stopped) })
+	s.stopMetrics()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if s.booting {

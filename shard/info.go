@@ -12,6 +12,18 @@ import (
 type (
 	WALStats        = wal.WriterStats
 	CheckpointStats = checkpoint.Stats
+	// CheckpointState is a checkpoint's phase; CheckpointStats.PhaseSeconds
+	// is indexed by it.
+	CheckpointState = checkpoint.State
+	// WALHistogram is one of WALStats's histograms.
+	WALHistogram = wal.Histogram
+)
+
+// The bucket bounds of WALStats's histograms (GroupRecords, SyncSeconds),
+// for the server's /metrics, which imports no persistence package.
+var (
+	WALGroupRecordBounds = wal.GroupRecordBounds[:]
+	WALSyncSecondsBounds = wal.SyncSecondsBounds[:]
 )
 
 // Info is what one shard contributes to INFO persistence, gathered on its
@@ -43,14 +55,18 @@ type WALInfo struct {
 
 // CheckpointInfo is the shard's checkpoint and heap state.
 type CheckpointInfo struct {
-	Stats      CheckpointStats
-	HeapFiles  int
-	HeapBytes  int64
-	WALSince   int64 // WAL bytes above the published redo point
-	DirtyKeys  int
-	Recycled   int64 // WAL segments recycled
-	LastSave   time.Time
-	LastStatus string // "ok" or "err", as rdb_last_bgsave_status
+	Stats     CheckpointStats
+	HeapFiles int
+	HeapPages int
+	HeapBytes int64
+	// WALSegments is the number of WAL segment files on disk (those
+	// recycling has not unlinked yet).
+	WALSegments int
+	WALSince    int64 // WAL bytes above the published redo point
+	DirtyKeys   int
+	Recycled    int64 // WAL segments recycled
+	LastSave    time.Time
+	LastStatus  string // "ok" or "err", as rdb_last_bgsave_status
 	// PeerSyncs counts the syncs of every shard's WAL its checkpoints
 	// asked for after parts of txns (txnsync.go).
 	PeerSyncs int64
@@ -84,7 +100,8 @@ func (s *Shard) checkpointInfo() CheckpointInfo {
 		return ci
 	}
 	hs := c.heap.Stats()
-	ci.HeapFiles, ci.HeapBytes = hs.Files, hs.Bytes
+	ci.HeapFiles, ci.HeapPages, ci.HeapBytes = hs.Files, hs.Pages, hs.Bytes
+	ci.WALSegments = len(c.segs)
 	if c.mgr == nil {
 		return ci
 	}

@@ -168,5 +168,6 @@ Options are named like redis.conf directives (--port, --bind, --dir, --requirepa
   --io-backend KIND       auto | uring | pool (default auto; MOOND_IO_BACKEND=pool forces pool)
   --checkpoint-timeout S  seconds between checkpoints
   --max-wal-size BYTES    WAL size that triggers a checkpoint
-  --wal-salvage           boot past a damaged WAL segment, reporting what was skipped`)
+  --wal-salvage           boot past a damaged WAL segment, reporting what was skipped
+  --metrics-addr ADDR     serve Prometheus metrics on http://ADDR/metrics (off by default)`)
 }

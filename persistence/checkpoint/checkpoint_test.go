@@ -61,6 +61,17 @@ func TestCheckpointPublishesRedoAndWritesHeapManifestAndControl(t *testing.T) {
 		if s.Completed != 1 || s.InProgress || s.PagesFlushed == 0 || s.LastRedoLSN != redo {
 			t.Fatalf("stats %+v", s)
 		}
+		// The phases' times were counted, and only the phases'.
+		var phases float64
+		for st, secs := range s.PhaseSeconds {
+			if secs < 0 || (State(st) == Idle && secs != 0) {
+				t.Fatalf("phase %v: %v seconds", State(st), secs)
+			}
+			phases += secs
+		}
+		if phases <= 0 || phases > float64(s.LastDurationMs+1)/1000 {
+			t.Fatalf("phases took %vs in all, the checkpoint %dms", phases, s.LastDurationMs)
+		}
 		// The checkpoint record is in the WAL and names redo.
 		var found bool
 		e.on(func() {

@@ -61,6 +61,10 @@ type Stats struct {
 	PagesSpilled        int64     // pages the spills wrote (PagesFlushed counts them too)
 	KeysWritten         int64     // key versions written into pages (and deletions freed)
 	PartsWritten        int64     // parts of large values written with their versions (Version.Parts)
+	// PhaseSeconds is the time spent in each phase (Writing, Flushing,
+	// Syncing, Finalizing), indexed by State, summed over the checkpoints
+	// and counted when the phase ends; Idle's entry stays 0.
+	PhaseSeconds [Poisoned]float64
 }
 
 // Manager runs one shard's checkpoints. Loop thread only.
@@ -83,8 +87,10 @@ type Manager struct {
 	published uint64
 	began     time.Time
 	lastBegin time.Time
-	retryAt   time.Time
-	retryGap  time.Duration
+	// phaseSince is when the current state was entered (PhaseSeconds).
+	phaseSince time.Time
+	retryAt    time.Time
+	retryGap   time.Duration
 
 	// Writing: the chunk of keys taken from the Source, the next to
 	// write, and whether the take is done.
@@ -370,7 +376,18 @@ func (m *Manager) enter(to State) {
 	if !ok || m.wait != waitNone {
 		panic(fmt.Sprintf("checkpoint: %v -> %v waiting for %v", m.state, to, m.wait))
 	}
+	m.endPhase()
 	m.state = to
+}
+
+// endPhase adds the time spent in the current phase to PhaseSeconds; it
+// runs at each transition (one clock read per phase, never per key).
+func (m *Manager) endPhase() {
+	now := time.Now()
+	if m.state != Idle && m.state != Poisoned {
+		m.stats.PhaseSeconds[m.state] += now.Sub(m.phaseSince).Seconds()
+	}
+	m.phaseSince = now
 }
 
 // retryLater records a failure that a later Tick retries after a backoff.

@@ -138,6 +138,7 @@ func (m *Manager) poison(err error) {
 	if m.state == Poisoned {
 		return
 	}
+	m.endPhase()
 	m.state = Poisoned
 	m.poisonErr = fmt.Errorf("%w: %w", ErrPoisoned, err)
 	m.stats.Poisoned = true

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/moond-db/moond/persistence/vfs"
 )
@@ -58,6 +59,14 @@ type WriterStats struct {
 	Datasyncs   int64 // fdatasyncs of segment files
 	Segments    int64 // segments created
 	WriteErrors int64 // failed group writes (retried)
+	// GroupRecords is the group-commit size: records per group written,
+	// in GroupRecordBounds buckets.
+	GroupRecords Histogram
+	// SyncSeconds is the fdatasync latency, in SyncSecondsBounds buckets:
+	// from submission to completion, which for an fdatasync chained with
+	// other operations (the group's write under appendfsync always and
+	// for seals, the data-file writes after it) includes them.
+	SyncSeconds Histogram
 }
 
 // OpenSyncWriter prepares a writer that continues the log in o.Dir from
@@ -145,9 +154,12 @@ func (w *SyncWriter) writeGroup(g *Group) error {
 	if _, err := w.f.WriteAt(g.Buf, g.Offset); err != nil {
 		return fmt.Errorf("wal: write LSN %d..%d to %s at offset %d: %w", g.FirstLSN, g.LastLSN, path, g.Offset, err)
 	}
+	syncStart := time.Now()
 	if err := w.f.Datasync(); err != nil {
 		return &vfs.SyncError{Err: fmt.Errorf("wal: fdatasync %s after LSN %d: %w", path, g.LastLSN, err)}
 	}
+	w.stats.SyncSeconds.observeSync(syncStart)
+	w.stats.GroupRecords.Observe(&GroupRecordBounds, float64(g.Records))
 	w.stats.Groups++
 	w.stats.Records += int64(g.Records)
 	w.stats.Bytes += int64(len(g.Buf))

@@ -2,6 +2,7 @@ package wal
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/moond-db/moond/runtime"
 )
@@ -118,6 +119,7 @@ func (w *Writer) syncForTrailers() {
 	w.sync = syncTrailers
 	ops := appendTrailerOps([]runtime.Op{{Kind: runtime.OpFdatasync, FD: w.seg}}, attached)
 	seg := w.segFirst
+	start := time.Now()
 	w.be.Chain(ops, func(res []runtime.Result) {
 		w.expectSync(syncTrailers)
 		w.sync = syncIdle
@@ -127,6 +129,7 @@ func (w *Writer) syncForTrailers() {
 			w.poison(err)
 			return
 		}
+		w.stats.SyncSeconds.observeSync(start)
 		w.synced(target)
 		w.progress()
 		finishTrailers(attached, res[1:], nil)

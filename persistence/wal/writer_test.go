@@ -137,6 +137,14 @@ func TestWriterCommitsOneIterationAsOneWriteAndFdatasync(t *testing.T) {
 		if st.Groups != 1 || st.Datasyncs != 1 || st.Records != 100 {
 			t.Fatalf("stats %+v: want the 100 records in 1 group with 1 fdatasync", st)
 		}
+		// The group-commit size (100 records: the bucket up to 128) and
+		// the fdatasync latency histograms saw that group.
+		if st.GroupRecords.Count() != 1 || st.GroupRecords.Counts[7] != 1 || st.GroupRecords.Sum != 100 {
+			t.Fatalf("group size histogram %+v: want one group of 100 in the ≤128 bucket", st.GroupRecords)
+		}
+		if st.SyncSeconds.Count() != 1 || st.SyncSeconds.Sum <= 0 {
+			t.Fatalf("fdatasync histogram %+v: want one positive observation", st.SyncSeconds)
+		}
 		if err := e.close(); err != nil {
 			t.Fatal(err)
 		}

@@ -78,6 +78,9 @@ type Config struct {
 	// (completions run only when the shard enters the kernel). On by
 	// default; off for measuring its effect.
 	UringDeferTaskrun bool
+	// MetricsAddr is metrics-addr: the host:port the Prometheus /metrics
+	// endpoint listens on; "" for none. Only a restart changes it.
+	MetricsAddr string
 
 	// Parameters moond accepts and stores for compatibility (encoding
 	// thresholds, save points, ...) without acting on them.

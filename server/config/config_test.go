@@ -134,3 +134,24 @@ func TestNotifyKeyspaceEventsParam(t *testing.T) {
 		t.Fatalf("a bad flag: %v", err)
 	}
 }
+
+func TestMetricsAddrFromFileAndFlag(t *testing.T) {
+	if Default().MetricsAddr != "" {
+		t.Fatal("metrics endpoint on by default")
+	}
+	path := filepath.Join(t.TempDir(), "moond.conf")
+	if err := os.WriteFile(path, []byte("metrics-addr 127.0.0.1:9121\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load([]string{path})
+	if err != nil || c.MetricsAddr != "127.0.0.1:9121" {
+		t.Fatalf("from the file: %q, %v", c.MetricsAddr, err)
+	}
+	c, err = Load([]string{path, "--metrics-addr", ":9122"})
+	if err != nil || c.MetricsAddr != ":9122" {
+		t.Fatalf("flag after the file: %q, %v", c.MetricsAddr, err)
+	}
+	if err := c.SetAtRuntime("metrics-addr", ":1"); err != ErrImmutable {
+		t.Fatalf("CONFIG SET metrics-addr: %v, want ErrImmutable", err)
+	}
+}

@@ -132,6 +132,8 @@ func buildParams() []*Param {
 		enumParam("io-backend", false, []string{"auto", "uring", "pool"}, func(c *Config) *string { return &c.IOBackend }),
 		boolParam("cpu-affinity", false, func(c *Config) *bool { return &c.CPUAffinity }),
 		boolParam("uring-defer-taskrun", false, func(c *Config) *bool { return &c.UringDeferTaskrun }),
+		{Name: "metrics-addr", Get: func(c *Config) string { return c.MetricsAddr },
+			Set: func(c *Config, v string) error { c.MetricsAddr = v; return nil }},
 		outputBufferLimitParam(),
 		intParam("tracking-table-max-keys", true, 0, math.MaxInt, func(c *Config) *int { return &c.TrackingTableMaxKeys }),
 		{Name: "notify-keyspace-events", Mutable: true,
