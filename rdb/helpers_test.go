@@ -75,8 +75,3 @@ func isBuild(width int, vs ...int64) []byte {
 func rawString(s []byte) []byte {
 	return append(AppendLen(nil, uint64(len(s))), s...)
 }
-
-// payload wraps an object's encoding in a DUMP footer.
-func payload(obj []byte) []byte {
-	return AppendFooter(append([]byte(nil), obj...), 0)
-}

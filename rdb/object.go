@@ -73,7 +73,7 @@ func AppendObject(dst []byte, o *Object) []byte {
 		dst = AppendLen(dst, uint64(len(o.Members)))
 		for i, m := range o.Members {
 			dst = AppendString(dst, m)
-			dst = appendBinaryDouble(dst, o.Scores[i])
+			dst = AppendBinaryDouble(dst, o.Scores[i])
 		}
 		return dst
 	case KindHash:

@@ -192,8 +192,8 @@ func TestPayloadFooter(t *testing.T) {
 func TestDecodeErrors(t *testing.T) {
 	str := func(s string) []byte { return rawString([]byte(s)) }
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
-	nan := appendBinaryDouble(nil, math.NaN())
-	one := appendBinaryDouble(nil, 1)
+	nan := AppendBinaryDouble(nil, math.NaN())
+	one := AppendBinaryDouble(nil, 1)
 	bad := map[string][]byte{
 		"no type":                   {},
 		"unknown type":              {6},

@@ -122,9 +122,9 @@ func (r *reader) readString() ([]byte, error) {
 	return nil, formatErr("unknown string encoding %d", n)
 }
 
-// appendBinaryDouble appends f as RDB_TYPE_ZSET_2 stores a score: eight
+// AppendBinaryDouble appends f as RDB_TYPE_ZSET_2 stores a score: eight
 // bytes, IEEE 754, little-endian.
-func appendBinaryDouble(dst []byte, f float64) []byte {
+func AppendBinaryDouble(dst []byte, f float64) []byte {
 	return binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
 }
 
