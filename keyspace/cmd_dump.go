@@ -35,7 +35,14 @@ func cmdDump(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	}
 	ks.scratch = appendDump(ks.scratch[:0], sl.v.value)
 	w.Bulk(ks.scratch)
+	if cap(ks.scratch) > maxKeptScratch {
+		ks.scratch = nil // a large value's payload is not kept for good
+	}
 }
+
+// maxKeptScratch is the largest scratch buffer DUMP leaves to the next
+// command.
+const maxKeptScratch = 64 << 10
 
 // RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds]
 // [FREQ frequency]

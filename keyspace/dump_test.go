@@ -334,15 +334,38 @@ func TestRestoreJournal(t *testing.T) {
 	}
 }
 
-// TestRestoreSignalsWatchers: RESTORE is a write of its key for WATCH.
-func TestRestoreSignalsWatchers(t *testing.T) {
+// keyRecorder is a Tracker that records the keys it is told of.
+type keyRecorder struct{ keys []string }
+
+func (r *keyRecorder) KeyModified(key []byte) { r.keys = append(r.keys, string(key)) }
+func (r *keyRecorder) Flushed()               {}
+
+// TestRestoreSignalsWatchersAndTrackers: RESTORE is a write of its key
+// for WATCH and CLIENT TRACKING, when it creates the key and when a
+// REPLACE with a TTL already past deletes it; a refused RESTORE is none.
+func TestRestoreSignalsWatchersAndTrackers(t *testing.T) {
 	h := newHarness(t)
 	h.do("SET", "foo", "bar")
 	p := h.dumpOf("foo")
+	tr := &keyRecorder{}
+	h.ks.Tracker, h.ks.Tracking = tr, true
 	w := h.ks.Watch(0, []byte("k"))
+	h.expectArgs("(error) BUSYKEY Target key name already exists.", "RESTORE", "foo", "0", p)
+	h.expectArgs("(error) ERR Bad data format", "RESTORE", "k", "0", string(rdb.AppendFooter([]byte{9}, 0)))
+	if w.Touched() || len(tr.keys) != 0 {
+		t.Fatalf("a refused RESTORE signalled: watch %v, tracked %q", w.Touched(), tr.keys)
+	}
 	h.expectArgs("OK", "RESTORE", "k", "0", p)
-	if !w.Touched() {
-		t.Error("RESTORE did not touch a watch on its key")
+	if !w.Touched() || !slices.Equal(tr.keys, []string{"k"}) {
+		t.Errorf("RESTORE: watch touched %v, tracked %q", w.Touched(), tr.keys)
+	}
+	h.ks.Unwatch(w)
+	w = h.ks.Watch(0, []byte("k"))
+	tr.keys = nil
+	h.expectArgs("OK", "RESTORE", "k", "1", p, "ABSTTL", "REPLACE")
+	h.expect("EXISTS k", n(0))
+	if !w.Touched() || !slices.Equal(tr.keys, []string{"k"}) {
+		t.Errorf("RESTORE REPLACE in the past: watch touched %v, tracked %q", w.Touched(), tr.keys)
 	}
 }
 
