@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -223,5 +225,51 @@ func TestIntset(t *testing.T) {
 		if _, err := intsetMembers(b); !errors.Is(err, ErrFormat) {
 			t.Errorf("%s: intsetMembers = %v, want ErrFormat", name, err)
 		}
+	}
+}
+
+func TestLZFCompress(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := make([]byte, 5000)
+	for i := range random {
+		random[i] = byte(rng.IntN(256))
+	}
+	cases := map[string][]byte{
+		"zeros":     make([]byte, 100000),
+		"pattern":   bytes.Repeat([]byte("abcdefghij"), 1000),
+		"text":      []byte(strings.Repeat("the quick brown fox jumps over the lazy dog ", 50)),
+		"far":       append(append(bytes.Clone(random[:100]), make([]byte, 9000)...), random[:100]...),
+		"random":    random,
+		"short":     []byte("aaaaaaaaaaaaaaaaaaaaaa"),
+		"literal33": []byte("0123456789abcdefghijklmnopqrstuvwxyz"),
+	}
+	for name, in := range cases {
+		c := lzfCompress(in, len(in)-4)
+		if name == "random" || name == "literal33" {
+			if c != nil {
+				t.Errorf("%s: compressed %d bytes to %d", name, len(in), len(c))
+			}
+			continue
+		}
+		if c == nil {
+			t.Errorf("%s: not compressed", name)
+			continue
+		}
+		out, err := lzfDecompress(c, uint64(len(in)))
+		if err != nil || !bytes.Equal(out, in) {
+			t.Errorf("%s: does not decompress back: %v", name, err)
+		}
+		// Through the string encoding, as Redis writes it.
+		b := AppendString(nil, in)
+		if b[0] != 0xc3 {
+			t.Errorf("%s: AppendString did not compress", name)
+		}
+		r := &reader{b: b}
+		if s, err := r.readString(); err != nil || !bytes.Equal(s, in) || r.left() != 0 {
+			t.Errorf("%s: AppendString does not read back: %v", name, err)
+		}
+	}
+	if b := AppendString(nil, []byte("aaaaaaaaaaaaaaaaaaaa")); b[0] != 20 {
+		t.Errorf("a string of 20 bytes was compressed: %x", b)
 	}
 }

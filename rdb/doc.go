@@ -11,7 +11,10 @@
 //
 // Writing uses the plain encodings every Redis since 2.x loads: a list as
 // RDB_TYPE_LIST (a count and its elements), a set as RDB_TYPE_SET, a
-// sorted set as RDB_TYPE_ZSET_2 (binary scores), a hash as RDB_TYPE_HASH.
+// sorted set as RDB_TYPE_ZSET_2 (binary scores), a hash as RDB_TYPE_HASH;
+// each string in it as Redis writes strings with rdbcompression on (an
+// integer encoding for a short canonical integer, LZF over 20 bytes when
+// it saves space).
 // Reading takes everything redis-server 7.0 writes for those types:
 // QUICKLIST_2 lists of plain or listpack nodes, SET_INTSET, ZSET_LISTPACK,
 // HASH_LISTPACK, and the older ZSET with decimal scores.

@@ -71,3 +71,24 @@ func FuzzDecodeIntset(f *testing.F) {
 		_, _ = intsetMembers(b)
 	})
 }
+
+func FuzzLZFRoundTrip(f *testing.F) {
+	f.Add([]byte("abcabcabcabcabcabcabcabcabc"))
+	f.Add(bytes.Repeat([]byte{0}, 1000))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) <= 4 {
+			return
+		}
+		c := lzfCompress(in, len(in)-4)
+		if c == nil {
+			return
+		}
+		if len(c) > len(in)-4 {
+			t.Fatalf("%d bytes compressed to %d", len(in), len(c))
+		}
+		out, err := lzfDecompress(c, uint64(len(in)))
+		if err != nil || !bytes.Equal(out, in) {
+			t.Fatalf("round trip: %v", err)
+		}
+	})
+}

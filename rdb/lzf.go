@@ -61,3 +61,61 @@ func lzfDecompress(in []byte, n uint64) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// lzfHashBits sizes lzfCompress's table of recent positions.
+const lzfHashBits = 13
+
+// lzfCompress compresses in into at most max bytes, greedily: at each
+// position, the longest match (up to 264 bytes, at most 8192 back) with
+// the last position whose three bytes hashed alike, else a literal. It
+// returns nil when the output would not fit in max (Redis then stores the
+// string as it is).
+func lzfCompress(in []byte, max int) []byte {
+	var table [1 << lzfHashBits]int32 // position+1 of the last occurrence
+	out := make([]byte, 0, max)
+	lit := 0 // start of the pending literal bytes
+	// flush appends in[lit:end] as literal runs of at most 32 bytes.
+	flush := func(end int) bool {
+		for lit < end {
+			n := min(end-lit, 32)
+			if len(out)+1+n > max {
+				return false
+			}
+			out = append(out, byte(n-1))
+			out = append(out, in[lit:lit+n]...)
+			lit += n
+		}
+		return true
+	}
+	for i := 0; i+2 < len(in); {
+		h := (uint32(in[i])<<16 | uint32(in[i+1])<<8 | uint32(in[i+2])) * 2654435761 >> (32 - lzfHashBits)
+		ref := int(table[h]) - 1
+		table[h] = int32(i + 1)
+		if ref < 0 || i-ref > 8192 || in[ref] != in[i] || in[ref+1] != in[i+1] || in[ref+2] != in[i+2] {
+			i++
+			continue
+		}
+		l, maxl := 3, min(len(in)-i, 264)
+		for l < maxl && in[ref+l] == in[i+l] {
+			l++
+		}
+		if !flush(i) {
+			return nil
+		}
+		off, code := i-ref-1, l-2
+		if code < 7 {
+			out = append(out, byte(code<<5|off>>8), byte(off))
+		} else {
+			out = append(out, byte(7<<5|off>>8), byte(code-7), byte(off))
+		}
+		if len(out) > max {
+			return nil
+		}
+		i += l
+		lit = i
+	}
+	if !flush(len(in)) {
+		return nil
+	}
+	return out
+}

@@ -12,17 +12,25 @@ import (
 // for its decimal form, or an LZF-compressed string: the compressed and
 // the decompressed lengths, then the compressed bytes.
 
-// AppendString appends s in the string encoding. As Redis, a string of at
-// most 11 bytes that is the canonical decimal of an integer in int32's
-// range is written as that integer; any other as its bytes. (Redis may
-// compress a string over 20 bytes; this package writes none compressed,
-// which every reader accepts.)
+// AppendString appends s in the string encoding, as Redis's
+// rdbSaveRawString with rdbcompression on: a string of at most 11 bytes
+// that is the canonical decimal of an integer in int32's range as that
+// integer; a string over 20 bytes LZF-compressed when that saves at least
+// 4 bytes; any other as its bytes.
 func AppendString(dst []byte, s []byte) []byte {
 	if len(s) <= 11 {
 		if n, ok := canonicalInt(s); ok {
 			if b, ok := appendIntEncoding(dst, n); ok {
 				return b
 			}
+		}
+	}
+	if len(s) > 20 {
+		if c := lzfCompress(s, len(s)-4); c != nil {
+			dst = append(dst, lenSpecial<<6|encLZF)
+			dst = AppendLen(dst, uint64(len(c)))
+			dst = AppendLen(dst, uint64(len(s)))
+			return append(dst, c...)
 		}
 	}
 	dst = AppendLen(dst, uint64(len(s)))
