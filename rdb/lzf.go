@@ -71,7 +71,13 @@ const lzfHashBits = 13
 // returns nil when the output would not fit in max (Redis then stores the
 // string as it is).
 func lzfCompress(in []byte, max int) []byte {
-	var table [1 << lzfHashBits]int32 // position+1 of the last occurrence
+	// The table of the last position+1 of each hash: as large as the
+	// input up to 2^lzfHashBits, so that a short string costs little.
+	bits := lzfHashBits
+	for bits > 4 && 1<<(bits-1) >= len(in) {
+		bits--
+	}
+	table := make([]int32, 1<<bits)
 	out := make([]byte, 0, max)
 	lit := 0 // start of the pending literal bytes
 	// flush appends in[lit:end] as literal runs of at most 32 bytes.
@@ -88,7 +94,7 @@ func lzfCompress(in []byte, max int) []byte {
 		return true
 	}
 	for i := 0; i+2 < len(in); {
-		h := (uint32(in[i])<<16 | uint32(in[i+1])<<8 | uint32(in[i+2])) * 2654435761 >> (32 - lzfHashBits)
+		h := (uint32(in[i])<<16 | uint32(in[i+1])<<8 | uint32(in[i+2])) * 2654435761 >> (32 - bits)
 		ref := int(table[h]) - 1
 		table[h] = int32(i + 1)
 		if ref < 0 || i-ref > 8192 || in[ref] != in[i] || in[ref+1] != in[i+1] || in[ref+2] != in[i+2] {
