@@ -53,7 +53,8 @@ const maxKeptScratch = 64 << 10
 // TTL already past creates nothing (and, with REPLACE, deletes the key).
 // The journal gets the value written (MOOND.APPLY PUT with its absolute
 // expiry), or DEL for a replaced key whose TTL was past; the LRU and LFU
-// fields are not journaled, as no access time is.
+// fields are not journaled, as no access time is. The events are Redis's:
+// "new" (addKey) and "restore", or "del" for that replaced key.
 func cmdRestore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	key := args[1]
 	replace, absTTL := false, false
@@ -136,6 +137,7 @@ func cmdRestore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	if ttl != 0 && ks.alreadyExpired(ttl) {
 		if deleted {
 			ks.journal(c.DB, "DEL", key)
+			ks.notify(NotifyGeneric, "del", key, c.DB)
 		}
 		w.SimpleString("OK")
 		return
@@ -153,6 +155,7 @@ func cmdRestore(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		ks.jput(c.DB, key, v, when)
 		ks.jend(c.DB)
 	}
+	ks.notify(NotifyGeneric, "restore", key, c.DB)
 	w.SimpleString("OK")
 }
 

@@ -369,6 +369,32 @@ func TestRestoreSignalsWatchersAndTrackers(t *testing.T) {
 	}
 }
 
+// TestNotifyRestore: RESTORE reports "new" and "restore" (class g), with
+// or without REPLACE; a REPLACE whose TTL is already past, "del"; DUMP of
+// a missing key, "keymiss".
+func TestNotifyRestore(t *testing.T) {
+	h, l := notifyHarness(t)
+	h.do("SET", "foo", "bar")
+	p := h.dumpOf("foo")
+	h.selectDB(2)
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"RESTORE", "k", "0", p}, []string{"n new k@2", "g restore k@2"}},
+		{[]string{"RESTORE", "k", "1000", p, "REPLACE"}, []string{"n new k@2", "g restore k@2"}},
+		{[]string{"RESTORE", "k", "1", p, "REPLACE", "ABSTTL"}, []string{"g del k@2"}},
+		{[]string{"RESTORE", "k", "1", p, "ABSTTL"}, nil},
+		{[]string{"DUMP", "k"}, []string{"m keymiss k@2"}},
+	} {
+		l.events = nil
+		h.do(c.args...)
+		if !slices.Equal(l.events, c.want) {
+			t.Errorf("%.30q: events %q, want %q", c.args, l.events, c.want)
+		}
+	}
+}
+
 // FuzzDecodeRestore restores arbitrary objects (given a valid footer):
 // RESTORE never panics, and what it accepts dumps and restores again to
 // the same value.
