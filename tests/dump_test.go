@@ -309,3 +309,38 @@ func TestRestoreIsDurable(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreServesBlockedPop: a list RESTORE creates serves a client
+// blocked on its key, as Redis's dbAdd signals the key ready (2 shards:
+// the waiter's connection may be on another shard than the key).
+func TestRestoreServesBlockedPop(t *testing.T) {
+	s := startServer(t, "pool", 2)
+	mc := s.client(2)
+	cx := ctx(t)
+	mc.RPush(cx, "src", "a", "b")
+	p := mc.Dump(cx, "src").Val()
+	for _, key := range []string{"bk1", "bk2", "bk3"} {
+		waiter := s.client(2)
+		done := make(chan result, 1)
+		go func() {
+			v, err := waiter.BLPop(cx, 10*time.Second, key).Result()
+			done <- result{v, err}
+		}()
+		waitBlocked(t, mc, 1)
+		if err := mc.Restore(cx, key, 0, p).Err(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case r := <-done:
+			if r.err != nil || !slices.Equal(r.val, []string{key, "a"}) {
+				t.Fatalf("BLPOP %s = %q, %v", key, r.val, r.err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("BLPOP %s was not served by RESTORE", key)
+		}
+		if got := mc.LRange(cx, key, 0, -1).Val(); !slices.Equal(got, []string{"b"}) {
+			t.Fatalf("%s after the pop: %q", key, got)
+		}
+		waiter.Close()
+	}
+}
