@@ -19,6 +19,8 @@ import "strconv"
 //	RENAME, RENAMENX (db d)                           MOOND.APPLY DEL d src PUT d dst <kind> <value> <expiry>
 //	COPY src dst [DB n] [REPLACE]                     MOOND.APPLY PUT n dst <kind> <value> <expiry>
 //	MOVE k n (db d)                                   MOOND.APPLY DEL d k PUT n k <kind> <value> <expiry>
+//	RESTORE k ttl payload [REPLACE] ... (db d)        MOOND.APPLY PUT d k <kind> <value> <expiry>, or DEL k
+//	                                                  for a REPLACE whose TTL was already past
 //	FLUSHDB, FLUSHALL, SWAPDB                         FLUSHDB, FLUSHALL, SWAPDB a b
 //	a key expiring (lazily or actively)               DEL k
 //

@@ -78,6 +78,10 @@ var notifyCases = []struct {
 	{"mset", nil, "MSET a 1 b 2", []string{"n new a@0", "$ set a@0", "n new b@0", "$ set b@0"}},
 	{"msetnx fails", []string{"SET b 1"}, "MSETNX a 1 b 2", nil},
 	{"append", []string{"SET k v"}, "APPEND k w", []string{"$ append k@0"}},
+	// RESTORE's events (a payload cannot be written here) are in
+	// TestNotifyRestore (dump_test.go); a refused one has none.
+	{"restore busy", []string{"SET k v"}, "RESTORE k 0 x", nil},
+	{"restore bad payload", nil, "RESTORE k 0 x REPLACE", nil},
 	{"append new", nil, "APPEND k w", []string{"n new k@0", "$ append k@0"}},
 	{"setrange", []string{"SET k v"}, "SETRANGE k 3 w", []string{"$ setrange k@0"}},
 	{"setrange empty", []string{"SET k v"}, "SETRANGE k 3 \"\"", nil},

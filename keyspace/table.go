@@ -107,7 +107,7 @@ var (
 // specs is the command table, with Redis 7.0's arity, flags, key positions
 // and ACL categories for every command this package implements: one list
 // per family, each in the file of its commands.
-var specs = slices.Concat(stringSpecs, keySpecs, dbSpecs, hashSpecs, setSpecs, bitmapSpecs, hllSpecs, listSpecs, zsetSpecs, blockSpecs)
+var specs = slices.Concat(stringSpecs, keySpecs, dbSpecs, hashSpecs, setSpecs, bitmapSpecs, hllSpecs, listSpecs, zsetSpecs, blockSpecs, dumpSpecs)
 
 // stringSpecs are the string commands.
 var stringSpecs = []*CommandSpec{

@@ -50,6 +50,10 @@ var notifyScript = [][]string{
 	{"EXPIRE", "m5", "100"}, {"EXPIRE", "m5", "50", "NX"}, {"EXPIRE", "m5", "200", "GT"}, {"PEXPIRE", "m5", "100000"},
 	{"EXPIREAT", "m5", "99999999999"}, {"PEXPIREAT", "m5", "99999999999999"}, {"PERSIST", "m5"}, {"PERSIST", "m5"},
 	{"EXPIRE", "m5", "-1"}, {"EXPIRE", "nosuch", "10"}, {"SET", "pa", "1"}, {"PEXPIREAT", "pa", "1"},
+	{"SET", "rs", "bar"}, {"DUMP", "rs"}, {"DUMP", "nosuch"}, {"RESTORE", "rs", "0", barPayload},
+	{"RESTORE", "rs", "0", barPayload, "REPLACE"}, {"RESTORE", "rs2", "100000", barPayload},
+	{"RESTORE", "rs", "1", barPayload, "REPLACE", "ABSTTL"}, {"RESTORE", "rs3", "1", barPayload, "ABSTTL"},
+	{"RESTORE", "rs3", "0", "bad"},
 	// Lists.
 	{"LPUSH", "l", "a", "b"}, {"RPUSH", "l", "c"}, {"LPUSHX", "nol", "a"}, {"RPUSHX", "l", "d"},
 	{"LINSERT", "l", "BEFORE", "a", "z"}, {"LINSERT", "l", "BEFORE", "nosuch", "z"}, {"LSET", "l", "0", "q"},
@@ -107,6 +111,10 @@ var notifyScript = [][]string{
 	{"SETRANGE", "str", "1", "abc"}, {"BITOP", "NOT", "bnot", "str"}, {"HINCRBYFLOAT", "hf", "f", "1e1"},
 	{"GETEX", "str", "PX", "100000"}, {"SET", "str", "v", "PXAT", "99999999999999"}, {"SET", "str", "w", "XX", "GET"},
 }
+
+// barPayload is DUMP's payload of the string "bar", in moond and in
+// redis-server alike.
+var barPayload = withFooter("\x00\x03bar", 10)
 
 // notifyScenario runs the writer's script with the given classes.
 func notifyScript1(classes string) func(e *tenv) {
