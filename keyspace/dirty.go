@@ -191,8 +191,9 @@ func (ks *Keyspace) findRef(r dirtyRef) *slot[entry] {
 	return d.keys.find(d.keys.hash(key), key)
 }
 
-// dedupeDirty drops the references that name a pair named before, in
-// place, and returns the rest. It clears the dirty bit of every live key
+// dedupeDirty drops the references that name a pair named before, and
+// those of pairs with neither a key nor a record, in place, and returns
+// the rest. It clears the dirty bit of every live key
 // it keeps: the bit marks the pair as seen.
 func (ks *Keyspace) dedupeDirty() []dirtyRef {
 	refs := ks.src.dirty
@@ -204,10 +205,20 @@ func (ks *Keyspace) dedupeDirty() []dirtyRef {
 			}
 			sl.v.loc &^= ks.src.cur()
 		} else {
+			p := r.pair()
+			if !ks.pairHasRecord(p) {
+				// No key and no record: the checkpoint would have nothing
+				// to write or free for the pair (writeKey of such a
+				// Version changes nothing), and the reference would keep
+				// the removed key's bytes alive until the next take. With
+				// appendonly no there is no next take until SAVE: keys
+				// that come and go (expiry, eviction) would grow the list
+				// without bound.
+				continue
+			}
 			if ks.src.seen == nil {
 				ks.src.seen = make(map[pairKey]struct{})
 			}
-			p := r.pair()
 			if _, ok := ks.src.seen[p]; ok {
 				continue
 			}
@@ -219,6 +230,16 @@ func (ks *Keyspace) dedupeDirty() []dirtyRef {
 	clear(refs[j:])
 	clear(ks.src.seen)
 	return refs[:j]
+}
+
+// pairHasRecord reports whether a pair with no key still has a record in
+// the heap that a checkpoint must free: its grave, or the chunk records of
+// its last version.
+func (ks *Keyspace) pairHasRecord(p pairKey) bool {
+	if _, ok := ks.src.graves[p]; ok {
+		return true
+	}
+	return ks.src.chunks[p] != nil
 }
 
 // compactDirty drops duplicate references from the dirty list when there

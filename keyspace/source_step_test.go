@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,6 +104,14 @@ func stepwiseTake(t *testing.T, seed uint64) {
 			}
 		}
 		ms.file = uint32(round + 1)
+		// A pair with neither a key nor a record when the take begins has
+		// nothing for the checkpoint to write or free: a compaction of the
+		// list may have forgotten it (dedupeDirty), and the take need not
+		// return it. A change to it after BeginTake marks it for the next.
+		empty := map[string]bool{}
+		for name := range want {
+			empty[name] = pairIsEmpty(step.ks, name)
+		}
 
 		step.ks.BeginTake()
 		got := map[string]bool{}
@@ -125,7 +135,7 @@ func stepwiseTake(t *testing.T, seed uint64) {
 		}
 		ms.release(t)
 		for name := range want {
-			if !got[name] {
+			if !got[name] && !empty[name] {
 				t.Fatalf("round %d: %s was dirty when the take began and was not taken (took %d pairs, %d were dirty)", round, name, len(got), len(want))
 			}
 		}
@@ -314,4 +324,13 @@ func TestFirstTakeSweepsUntrackedKeysInSteps(t *testing.T) {
 			t.Fatalf("the second take returned %q %d times, want once", k, next[k])
 		}
 	}
+}
+
+// pairIsEmpty reports whether the pair named "db/key" (physical database)
+// has neither a key nor a record.
+func pairIsEmpty(ks *Keyspace, name string) bool {
+	db, key, _ := strings.Cut(name, "/")
+	phys, _ := strconv.Atoi(db)
+	d := ks.pdbs[phys]
+	return d.keys.find(d.keys.hash([]byte(key)), []byte(key)) == nil && !ks.pairHasRecord(pairKey{phys, key})
 }

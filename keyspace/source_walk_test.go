@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"unsafe"
+
+	"github.com/moond-db/moond/persistence/heap"
 )
 
 // withDirtyList runs fn with walk mode's bound (dirtyListRatio,
@@ -176,17 +178,22 @@ func TestWalkModeTakesPairsWithNoKey(t *testing.T) {
 			}
 		})
 	}
-	want := []string{"0/a", "0/k1", "0/k2", "0/k3", "0/k5", "0/k50", "0/k51", "0/k52", "0/new"}
+	// "a" came and went with no record in the heap: a compaction of the
+	// list may forget it (dedupeDirty), and the checkpoint would have
+	// nothing to do for it either way (checkHeapMatches above holds both
+	// ways). Every other pair must be taken.
+	want := []string{"0/k1", "0/k2", "0/k3", "0/k5", "0/k50", "0/k51", "0/k52", "0/new"}
 	for i := 10; i < 40; i++ {
 		want = append(want, fmt.Sprint("0/k", i))
 	}
 	slices.Sort(want)
 	for j := range got {
-		if !slices.Equal(got[j], want) {
-			t.Errorf("%s: TakeDirty = %q, want %q", modes[j].name, got[j], want)
+		rest := slices.DeleteFunc(slices.Clone(got[j]), func(k string) bool { return k == "0/a" })
+		if !slices.Equal(rest, want) {
+			t.Errorf("%s: TakeDirty = %q, want %q (and 0/a or not)", modes[j].name, got[j], want)
 		}
-		if dirty[j] != len(want) {
-			t.Errorf("%s: DirtyKeys = %d, want %d", modes[j].name, dirty[j], len(want))
+		if n := len(want) + len(got[j]) - len(rest); dirty[j] != n {
+			t.Errorf("%s: DirtyKeys = %d, want %d", modes[j].name, dirty[j], n)
 		}
 	}
 }
@@ -212,6 +219,9 @@ func TestWalkModeReleasesTheDirtyList(t *testing.T) {
 	if got := len(takeDirty(t, h.ks)); got != nkeys {
 		t.Errorf("TakeDirty took %d pairs, want %d", got, nkeys)
 	}
+	// key:7 has a record in the heap now (the others need none here):
+	// its removal below must be listed, for the checkpoint to free it.
+	h.ks.Placed(AppendHeapKey(nil, 0, []byte("key:7")), heap.RecordID{File: 1, Page: 7}, nil, true)
 
 	// After a checkpoint: few changes are listed, and UsedMemory counts
 	// the list.
