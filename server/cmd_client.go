@@ -164,6 +164,17 @@ func cmdOrNull(s string) string {
 	return s
 }
 
+// clientType is Redis 7.0's getClientType for the kinds moond has:
+// "pubsub" for a connection with a subscription, whatever its protocol
+// (redis-server 7.0.15 kills a RESP3 subscriber with CLIENT KILL TYPE
+// pubsub), else "normal".
+func (c *conn) clientType() string {
+	if c.subscribed() {
+		return "pubsub"
+	}
+	return "normal"
+}
+
 // clientList: CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...],
 // gathered from every shard.
 func clientList(c *conn, args [][]byte) {
@@ -206,7 +217,7 @@ func clientList(c *conn, args [][]byte) {
 		}
 		now := w.loop.Now()
 		for _, cc := range w.conns {
-			if kind != "" && (kind == "pubsub") != cc.subscribed() {
+			if kind != "" && cc.clientType() != kind {
 				continue
 			}
 			if ids == nil || ids[cc.id] {
@@ -230,6 +241,7 @@ func clientKill(c *conn, args [][]byte) {
 	type filter struct {
 		id          int64
 		addr, laddr string
+		kind        string // TYPE: "normal" or "pubsub"; "" for any
 		skipMe      bool
 	}
 	f := filter{skipMe: true}
@@ -271,8 +283,14 @@ func clientKill(c *conn, args [][]byte) {
 					return
 				}
 			case "type":
-				if strings.ToLower(val) != "normal" {
+				switch kind := strings.ToLower(val); kind {
+				case "normal", "pubsub":
+					f.kind = kind
+				case "master", "replica", "slave":
 					f.id = -1 // no such clients here
+				default:
+					c.errorReply("ERR Unknown client type '" + val + "'")
+					return
 				}
 			default:
 				c.errorReply("ERR syntax error")
@@ -284,7 +302,8 @@ func clientKill(c *conn, args [][]byte) {
 	self := c
 	c.fanoutCollect(func(w *worker, i int) {
 		for _, cc := range w.conns {
-			if (f.id != 0 && cc.id != f.id) || (f.addr != "" && cc.addr != f.addr) || (f.laddr != "" && cc.laddr != f.laddr) {
+			if (f.id != 0 && cc.id != f.id) || (f.addr != "" && cc.addr != f.addr) || (f.laddr != "" && cc.laddr != f.laddr) ||
+				(f.kind != "" && cc.clientType() != f.kind) {
 				continue
 			}
 			if cc == self {
