@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -28,6 +29,18 @@ type dumpFixture struct {
 // listpack nodes), with an element over 8 KiB (a plain node); intsets,
 // small and large sets; sorted sets and hashes small and large; a
 // HyperLogLog.
+// loadDumpFixtures writes every fixture into rs and returns them.
+func loadDumpFixtures(t *testing.T, cx context.Context, rs *redis.Client) []dumpFixture {
+	t.Helper()
+	fixtures := dumpFixtures()
+	for _, f := range fixtures {
+		if err := rs.Do(cx, f.cmd...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fixtures
+}
+
 func dumpFixtures() []dumpFixture {
 	rng := rand.New(rand.NewPCG(3, 4))
 	random := make([]byte, 1000)
@@ -110,12 +123,7 @@ func valueOf(t *testing.T, c *redis.Client, key string, enc bool) string {
 func TestDumpRestoreWithRedisServer(t *testing.T) {
 	rs := startRedisServer(t)
 	cx := ctx(t)
-	fixtures := dumpFixtures()
-	for _, f := range fixtures {
-		if err := rs.Do(cx, f.cmd...).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fixtures := loadDumpFixtures(t, cx, rs)
 	for _, shards := range []int{1, 2} {
 		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) {
 			mc := startServer(t, "pool", shards).client(2)
@@ -277,12 +285,7 @@ func withFooter(obj string, v uint16) string {
 func TestRestoreIsDurable(t *testing.T) {
 	rs := startRedisServer(t)
 	cx := ctx(t)
-	fixtures := dumpFixtures()
-	for _, f := range fixtures {
-		if err := rs.Do(cx, f.cmd...).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fixtures := loadDumpFixtures(t, cx, rs)
 	dir := t.TempDir()
 	s := startServerIn(t, dir, "pool", 2, "--appendfsync", "always")
 	mc := s.client(2)
