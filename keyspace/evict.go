@@ -140,11 +140,11 @@ func (ks *Keyspace) Evict(limit int64, timeLimit time.Duration) Evicted {
 	ks.execLSN = 0
 	start := time.Now()
 	for n := 1; ; n++ {
-		dbi, key, ok := ks.evictionPick()
+		dbi, h, key, ok := ks.evictionPick()
 		if !ok {
 			return Evicted{EvictFail, ks.execLSN, used}
 		}
-		ks.evictKey(dbi, key)
+		ks.evictKey(dbi, h, key)
 		if used = ks.DatasetMemory(); used <= limit {
 			return Evicted{EvictOK, ks.execLSN, used}
 		}
@@ -154,11 +154,11 @@ func (ks *Keyspace) Evict(limit int64, timeLimit time.Duration) Evicted {
 	}
 }
 
-// evictKey deletes key of database dbi, evicted: journaled, then deleted,
-// then notified ("evicted", class e), as Redis's performEvictions does.
-func (ks *Keyspace) evictKey(dbi int, key []byte) {
+// evictKey deletes key of database dbi, whose hash is h, evicted:
+// journaled, then deleted, then notified ("evicted", class e), as Redis's
+// performEvictions does.
+func (ks *Keyspace) evictKey(dbi int, h uint64, key []byte) {
 	d := ks.dbs[dbi]
-	h := d.keys.hash(key)
 	ks.stats.EvictedKeys++
 	if ks.journaling() {
 		ks.delArgs[1] = key
@@ -172,9 +172,11 @@ func (ks *Keyspace) evictKey(dbi int, key []byte) {
 	ks.notify(NotifyEvicted, "evicted", key, dbi)
 }
 
-// evictionPick returns the key the policy evicts next, and false when no
-// key may be evicted. The key's bytes are valid until the next pick.
-func (ks *Keyspace) evictionPick() (int, []byte, bool) {
+// evictionPick returns the key the policy evicts next (its database, hash
+// and bytes), and false when no key may be evicted. The key's bytes are
+// valid until the next pick. The keys and expires tables share a seed, so
+// the hash serves both.
+func (ks *Keyspace) evictionPick() (int, uint64, []byte, bool) {
 	if ks.Eviction.Policy.random() {
 		return ks.randomPick()
 	}
@@ -183,7 +185,7 @@ func (ks *Keyspace) evictionPick() (int, []byte, bool) {
 
 // randomPick is allkeys-random and volatile-random: a random key of the
 // next database, in turn, that has one.
-func (ks *Keyspace) randomPick() (int, []byte, bool) {
+func (ks *Keyspace) randomPick() (int, uint64, []byte, bool) {
 	all := ks.Eviction.Policy.allKeys()
 	for range ks.dbs {
 		ks.evict.nextDB = (ks.evict.nextDB + 1) % len(ks.dbs)
@@ -199,16 +201,16 @@ func (ks *Keyspace) randomPick() (int, []byte, bool) {
 		if key != nil {
 			buf := &ks.evict.pool[0].key // scratch: the random policies keep no pool
 			*buf = append((*buf)[:0], key...)
-			return ks.evict.nextDB, *buf, true
+			return ks.evict.nextDB, d.keys.hash(*buf), *buf, true
 		}
 	}
-	return 0, nil, false
+	return 0, 0, nil, false
 }
 
 // poolPick is the LRU, LFU and TTL policies: the pool is refilled with
 // samples of every database, and its best entry whose key still exists
 // is the pick (Redis's evictionPoolPopulate and its use).
-func (ks *Keyspace) poolPick() (int, []byte, bool) {
+func (ks *Keyspace) poolPick() (int, uint64, []byte, bool) {
 	pool := &ks.evict.pool
 	for {
 		total := 0
@@ -223,7 +225,7 @@ func (ks *Keyspace) poolPick() (int, []byte, bool) {
 			}
 		}
 		if total == 0 {
-			return 0, nil, false
+			return 0, 0, nil, false
 		}
 		for k := evictPoolSize - 1; k >= 0; k-- {
 			e := &pool[k]
@@ -232,14 +234,15 @@ func (ks *Keyspace) poolPick() (int, []byte, bool) {
 			}
 			e.used = false
 			d := ks.dbs[e.db]
+			h := d.keys.hash(e.key)
 			var found bool
 			if ks.Eviction.Policy.allKeys() {
-				found = d.keys.find(d.keys.hash(e.key), e.key) != nil
+				found = d.keys.find(h, e.key) != nil
 			} else {
-				found = d.expires.find(d.expires.hash(e.key), e.key) != nil
+				found = d.expires.find(h, e.key) != nil
 			}
 			if found {
-				return e.db, e.key, true
+				return e.db, h, e.key, true
 			}
 		}
 	}
