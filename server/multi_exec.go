@@ -214,7 +214,7 @@ func runExecInline(w *worker, p *execPlan, proto int) ([][]byte, uint64) {
 	wasServing := w.serving
 	w.serving = true // blocked clients are served after the END
 	replies, lsn := runExecList(w, p.lists[w.id], proto, p.caller)
-	end, err := w.sh.EndPart(id, []int{w.id})
+	end, err := w.sh.EndPart(id, 0, []int{w.id})
 	if err != nil { // the EXEC never commits: no command of it is told it ran
 		e := resp.Writer{Proto: proto}
 		e.Error(err.Error())

@@ -64,6 +64,17 @@ type txn struct {
 	answered int
 	freed    int
 	early    []*earlyStep // steps known before the hold (txn_early.go)
+
+	// The chain of the group's txns that may write (txn_chain.go): on a
+	// shard they share, a txn's steps run right after the earlier one's,
+	// before that one is whole in the logs, so a txn closes (replies, lets
+	// its shards go) only after the one before it did, and its ENDs name
+	// the group's first txid so that a boot never keeps it without them.
+	group    uint64 // the txid of the group's first txn that may write
+	prev     *txn   // the group's txn that may write before this one
+	next     *txn   // and after
+	closed   bool   // closeParts let the shards go
+	deferred []func()
 }
 
 // txnGroup is what holds the shards: the txns one shard began in one loop
@@ -154,10 +165,8 @@ func (w *worker) startGroup(txns []*txn) {
 // It runs on the coordinator.
 func (g *txnGroup) acquire() {
 	if g.next == len(g.shards) {
+		g.takeIDs(g.coord) // unless the last shard to grant took them (lockPoint)
 		for _, t := range g.txns {
-			if t.id == 0 { // else taken where the last shard granted (lockPoint)
-				t.id = g.coord.srv.txnSeq.Add(1)
-			}
 			t.onHeld(t)
 		}
 		return
@@ -298,7 +307,9 @@ func (t *txn) stepOn(target *worker, proto int, fn stepFunc, release bool, done 
 		t.ending = append(t.ending, target.id)
 		inner := done
 		done = func(reply []byte) {
-			inner(reply)
+			// The reply waits for the txn to close: until then a crash
+			// may still take it (txn_chain.go).
+			t.deferred = append(t.deferred, func() { inner(reply) })
 			t.answered++
 			t.closeParts()
 		}
@@ -329,7 +340,7 @@ func (t *txn) runStep(target *worker, proto int, fn stepFunc, release, writes, e
 		lsn := fn(target, &out)
 		switch {
 		case ends:
-			end, err := target.sh.EndPart(t.id, t.partShards())
+			end, err := target.sh.EndPart(t.id, t.group, t.partShards())
 			if err != nil { // the txn never commits: its client hears so
 				out.Reset()
 				out.Error(err.Error())
@@ -388,16 +399,28 @@ func (t *txn) partShards() []int {
 }
 
 // closeParts releases the shards whose last step ended t's part, once
-// every shard was released or sent its last step and every END is in its
-// WAL (their steps answered). It runs on the coordinator.
+// every shard was released or sent its last step, every END is in its
+// WAL (their steps answered) and the txn before t in its group's chain
+// closed; then the replies of those steps go on, and the next txn of the
+// chain may close. It runs on the coordinator.
 func (t *txn) closeParts() {
-	if len(t.ending)+t.freed != len(t.shards) || t.answered != len(t.ending) {
+	if t.closed || len(t.ending)+t.freed != len(t.shards) || t.answered != len(t.ending) ||
+		(t.prev != nil && !t.prev.closed) {
 		return
 	}
+	t.closed = true
 	for _, s := range t.ending {
 		t.releaseNow(s)
 	}
 	t.ending = nil
+	deferred := t.deferred
+	t.deferred = nil
+	for _, f := range deferred {
+		f()
+	}
+	if t.next != nil {
+		t.next.closeParts()
+	}
 }
 
 // release tells shard s that t needs it no more, without a step: t wrote

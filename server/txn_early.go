@@ -55,11 +55,7 @@ func (g *txnGroup) earlyFor(target *worker) []func() {
 // lockPoint runs on the shard whose grant makes g hold all its shards: the
 // txns take their ids, then the early steps for this shard run.
 func (g *txnGroup) lockPoint(w *worker) {
-	for _, t := range g.txns {
-		if t.id == 0 {
-			t.id = w.srv.txnSeq.Add(1)
-		}
-	}
+	g.takeIDs(w)
 	runs := g.earlyRuns
 	g.earlyRuns = nil
 	for _, run := range runs {

@@ -52,16 +52,17 @@ func (s *Shard) OpenPart(txid uint64) { s.txn.open = txid }
 // ClosePart ends the step of the open part.
 func (s *Shard) ClosePart() { s.txn.open = 0 }
 
-// EndPart logs txid's END, naming the shards that take part (ascending),
-// and returns its LSN (0 with appendonly no). When the log refuses it, the
-// part never commits: the error is MISCONF's text, for the txn's client,
-// which must not be told that the txn ran.
-func (s *Shard) EndPart(txid uint64, parts []int) (uint64, error) {
+// EndPart logs txid's END, naming the shards that take part (ascending)
+// and the first txid of its group (txnlog.Marker.Group; 0 or txid for
+// none), and returns its LSN (0 with appendonly no). When the log refuses
+// it, the part never commits: the error is MISCONF's text, for the txn's
+// client, which must not be told that the txn ran.
+func (s *Shard) EndPart(txid, group uint64, parts []int) (uint64, error) {
 	s.txn.open = 0
 	if s.wal == nil {
 		return 0, nil
 	}
-	lsn, err := s.wal.Appender().AppendCommand(0, txnlog.EndArgs(txid, parts))
+	lsn, err := s.wal.Appender().AppendCommand(0, txnlog.EndArgs(txid, group, parts))
 	if err != nil {
 		s.refuseAppend(err)
 		return 0, errors.New(s.Misconf())

@@ -21,7 +21,7 @@ func writePart(t *testing.T, l *runtime.Loop, s *Shard, txid uint64, parts []int
 	looptest.On(t, l, func() {
 		if parts != nil {
 			var err error
-			if lsn, err = s.EndPart(txid, parts); err != nil {
+			if lsn, err = s.EndPart(txid, 0, parts); err != nil {
 				t.Error(err)
 			}
 		} else {

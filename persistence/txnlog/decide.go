@@ -1,6 +1,9 @@
 package txnlog
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // Summary is what one shard's log says about txns, from its redo point on:
 // the recovery's first pass collects it (Add), Decide reads every shard's.
@@ -14,6 +17,13 @@ type Summary struct {
 	// Aborted holds the txids of the ABORT markers at or above the redo
 	// point.
 	Aborted map[uint64]bool
+	// Begun holds the txids of the BEGIN markers at or above the redo
+	// point: a txn whose part began in a log counts for its group even
+	// when no END of it was logged anywhere.
+	Begun map[uint64]bool
+	// Groups maps the txid of each END above the redo point that names a
+	// group to that group's first txid (Marker.Group).
+	Groups map[uint64]uint64
 	// Max is the highest txid the shard's log names (Mark included): the
 	// next txn's id must exceed every shard's.
 	Max uint64
@@ -30,12 +40,22 @@ func (s *Summary) Add(m Marker) {
 		return
 	}
 	if !m.End {
+		if s.Begun == nil {
+			s.Begun = make(map[uint64]bool)
+		}
+		s.Begun[m.Txid] = true
 		return
 	}
 	if s.Ends == nil {
 		s.Ends = make(map[uint64][]uint32)
 	}
 	s.Ends[m.Txid] = m.Parts
+	if m.Group != 0 {
+		if s.Groups == nil {
+			s.Groups = make(map[uint64]uint64)
+		}
+		s.Groups[m.Txid] = m.Group
+	}
 }
 
 // SetMark records the mark of the record at the redo point.
@@ -63,28 +83,53 @@ type Decision struct {
 	max       uint64
 }
 
-// Decide decides every txn that an END above some shard's redo point names,
-// from the summaries of all shards (indexed by shard id; a missing one
-// holds no part): committed when no shard logged its ABORT and every shard
-// the END names holds its part. A part above a redo point whose txn has no
-// END there anywhere is not committed either.
+// Decide decides every txn that a marker above some shard's redo point
+// names, from the summaries of all shards (indexed by shard id; a missing
+// one holds no part). A txn commits when no shard logged its ABORT, every
+// shard its END names holds its part, and, when its END names a group,
+// every txn of that group below it that some log names committed: a txn
+// of a group may have read what the earlier ones wrote, so it never
+// outlives them (a coordinator acknowledges it only after them). A part
+// above a redo point whose txn has no END there anywhere is not committed
+// either.
 func Decide(shards map[uint32]*Summary) *Decision {
 	d := &Decision{committed: make(map[uint64]bool)}
-	aborted := func(txid uint64) bool {
-		for _, s := range shards {
-			if s.Aborted[txid] {
-				return true
-			}
-		}
-		return false
-	}
+	named := map[uint64]bool{} // the txids some log names above its redo point
+	ends := map[uint64][]uint32{}
+	groups := map[uint64]uint64{}
+	aborted := map[uint64]bool{}
 	for _, s := range shards {
 		d.max = max(d.max, s.Max)
 		for txid, parts := range s.Ends {
-			if _, done := d.committed[txid]; done {
-				continue
-			}
-			d.committed[txid] = !aborted(txid) && !slices.ContainsFunc(parts, func(p uint32) bool { return !shards[p].has(txid) })
+			named[txid], ends[txid] = true, parts
+		}
+		for txid, g := range s.Groups {
+			groups[txid] = g
+		}
+		for txid := range s.Aborted {
+			named[txid], aborted[txid] = true, true
+		}
+		for txid := range s.Begun {
+			named[txid] = true
+		}
+	}
+	ids := slices.Sorted(maps.Keys(named))
+	var failed []uint64 // ascending: the named txids that did not commit
+	for _, txid := range ids {
+		parts, ended := ends[txid]
+		ok := ended && !aborted[txid] &&
+			!slices.ContainsFunc(parts, func(p uint32) bool { return !shards[p].has(txid) })
+		if g := groups[txid]; ok && g != 0 {
+			// A failed txn of the group below txid: the first failed id
+			// at or above g, if it is below txid.
+			i, _ := slices.BinarySearch(failed, g)
+			ok = i == len(failed) || failed[i] >= txid
+		}
+		if ended {
+			d.committed[txid] = ok
+		}
+		if !ok {
+			failed = append(failed, txid)
 		}
 	}
 	return d

@@ -12,8 +12,14 @@
 // holds its END (parallel commit). The coordinator replies to the client,
 // and lets the shards go, only once every part's END is in its WAL as the
 // appendfsync mode in force makes a reply durable; nothing on a shard can
-// read or overwrite a part's keys before then. So whenever any record
-// written after a part survives a crash, the whole txn does.
+// read or overwrite a part's keys before then, except a later txn of the
+// same group: the txns a coordinator holds its shards for at once run one
+// after the other without waiting for the WAL. Their txids are
+// consecutive and an END names the group's first txid (Marker.Group): a
+// txn commits only when every txn of its group below it that a log names
+// committed too, and the coordinator acknowledges a txn only after the
+// one before it in its group. So whenever any record written after a
+// part survives a crash, the whole txn does.
 //
 // Recovery reads each shard's log from its redo point first (Scan's
 // Summary), decides which txns committed (Decide), and replays a part's

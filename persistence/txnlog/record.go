@@ -19,6 +19,9 @@ const (
 	// part: a txn decided not committed stays so on every later boot,
 	// whatever the shards' redo points pass meanwhile.
 	Abort = "ABORT"
+	// Group, in an END, names the first txid of the txn's group (see
+	// Marker.Group).
+	Group = "GROUP"
 )
 
 // ErrMarker is a MOOND.TXN record that does not decode.
@@ -30,6 +33,14 @@ type Marker struct {
 	Abort bool     // ABORT; neither: BEGIN
 	Txid  uint64   // never 0
 	Parts []uint32 // END: the shards that take part, ascending
+	// Group (END only, 0 for none) is the txid of the first txn that may
+	// write in the txn's group: the txns a coordinator holds its shards for
+	// at once, with consecutive txids, whose parts follow one another on
+	// each shard without waiting for the earlier ones to commit. A txn
+	// may thus have read what an earlier txn of its group wrote, so it
+	// commits only when every txn of its group below it whose markers a
+	// log holds committed too (Decide).
+	Group uint64
 }
 
 // BeginArgs is the command of a BEGIN marker for txid.
@@ -42,10 +53,14 @@ func AbortArgs(txid uint64) [][]byte {
 	return [][]byte{[]byte(Command), []byte(Abort), strconv.AppendUint(nil, txid, 10)}
 }
 
-// EndArgs is the command of an END marker for txid over the shards parts.
-func EndArgs(txid uint64, parts []int) [][]byte {
-	args := make([][]byte, 0, 3+len(parts))
+// EndArgs is the command of an END marker for txid over the shards parts,
+// in the group that begins at txid group (0, or txid itself, for none).
+func EndArgs(txid, group uint64, parts []int) [][]byte {
+	args := make([][]byte, 0, 5+len(parts))
 	args = append(args, []byte(Command), []byte(End), strconv.AppendUint(nil, txid, 10))
+	if group != 0 && group < txid {
+		args = append(args, []byte(Group), strconv.AppendUint(nil, group, 10))
+	}
 	for _, p := range parts {
 		args = append(args, strconv.AppendInt(nil, int64(p), 10))
 	}
@@ -99,7 +114,15 @@ func Parse(args [][]byte) (Marker, error) {
 		return Marker{}, fmt.Errorf("%w: txid %q", ErrMarker, args[2])
 	}
 	m.Txid = id
-	for _, a := range args[3:] {
+	rest := args[3:]
+	if m.End && len(rest) >= 2 && string(rest[0]) == Group {
+		g, err := strconv.ParseUint(string(rest[1]), 10, 64)
+		if err != nil || g == 0 || g >= id {
+			return Marker{}, fmt.Errorf("%w: END %d: group %q", ErrMarker, id, rest[1])
+		}
+		m.Group, rest = g, rest[2:]
+	}
+	for _, a := range rest {
 		p, err := strconv.ParseUint(string(a), 10, 32)
 		if err != nil || (len(m.Parts) > 0 && uint32(p) <= m.Parts[len(m.Parts)-1]) {
 			return Marker{}, fmt.Errorf("%w: END %d: shard %q", ErrMarker, id, a)
