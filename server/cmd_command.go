@@ -42,6 +42,41 @@ var serverSpecs = []*keyspace.CommandSpec{
 	{Name: "publish", Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast"}, ACLCategories: []string{"@pubsub", "@fast"}},
 	{Name: "spublish", Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast"}, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: []string{"@pubsub", "@fast"}},
 	{Name: "pubsub", Arity: -2, ACLCategories: []string{"@slow"}},
+	{Name: "migrate", Arity: -6, Flags: []string{"write", "movablekeys"}, FirstKey: 3, LastKey: 3, Step: 1, ACLCategories: []string{"@keyspace", "@write", "@slow", "@dangerous"}, Tips: []string{"nondeterministic_output"}, MovableKeys: migrateKeys},
+}
+
+// findServerSpec returns the spec of a server command moond answers, nil
+// for none.
+func findServerSpec(name string) *keyspace.CommandSpec {
+	name = strings.ToLower(name)
+	for _, s := range serverSpecs {
+		if s.Name == name && commands[s.Name] != nil {
+			return s
+		}
+	}
+	return nil
+}
+
+// migrateKeys are MIGRATE's key positions: the key argument, or, when it
+// is empty, the keys after KEYS (Redis's migrateGetKeys).
+func migrateKeys(args [][]byte, dst []int) []int {
+	if len(args) > 3 && len(args[3]) > 0 {
+		return append(dst, 3)
+	}
+	for j := 6; j < len(args); j++ {
+		switch strings.ToLower(string(args[j])) {
+		case "auth":
+			j++
+		case "auth2":
+			j += 2
+		case "keys":
+			for k := j + 1; k < len(args); k++ {
+				dst = append(dst, k)
+			}
+			return dst
+		}
+	}
+	return dst
 }
 
 // allSpecs is every command moond answers, sorted by name.
@@ -210,6 +245,9 @@ func commandGroup(s *keyspace.CommandSpec) string {
 
 func commandGetKeys(c *conn, cmd [][]byte) {
 	spec := keyspace.Lookup(cmd[0])
+	if spec == nil {
+		spec = findServerSpec(string(cmd[0])) // MIGRATE, SSUBSCRIBE, ...
+	}
 	if spec == nil {
 		c.errorReply("ERR Invalid command specified")
 		return

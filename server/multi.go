@@ -118,7 +118,9 @@ func (c *conn) inMulti(cmd *command, args [][]byte) bool {
 }
 
 // notInMulti returns the error of a command a transaction may not hold:
-// Redis 7.0's no-multi commands (SAVE, SHUTDOWN, SYNC, PSYNC) and REPLCONF.
+// Redis 7.0's no-multi commands (SAVE, SHUTDOWN, SYNC, PSYNC), REPLCONF,
+// and MIGRATE, which Redis runs in a transaction but moond would run when
+// EXEC plans it, before the commands queued ahead of it (see below).
 // (P|S)SUBSCRIBE have no such flag: queued, EXEC runs them and leaves the
 // connection subscribed, as in Redis.
 // Every other server command is queued; EXEC runs it when it plans the
@@ -128,7 +130,7 @@ func notInMulti(cmd *command) string {
 		return ""
 	}
 	switch cmd.name {
-	case "save", "shutdown", "sync", "psync", "replconf":
+	case "save", "shutdown", "sync", "psync", "replconf", "migrate":
 		return "ERR Command not allowed inside a transaction"
 	}
 	return ""
