@@ -94,6 +94,11 @@ type txnGroup struct {
 	// earlyRuns are the early steps sent with the last hold request, run
 	// by that shard when it grants (txn_early.go).
 	earlyRuns []func()
+	// mayWrite is set when any of the group's txns may write: its shards
+	// then say at the grant whether they refuse writes, and refused holds
+	// the MISCONF text of each that does (txn_refuse.go).
+	mayWrite bool
+	refused  map[int]string
 }
 
 // beginTxn starts a txn coordinated by w over shards (any order,
@@ -151,6 +156,7 @@ func (w *worker) startGroup(txns []*txn) {
 	g := &txnGroup{coord: w, txns: txns, left: make([]int, w.srv.nshards)}
 	for _, t := range txns {
 		t.g = g
+		g.mayWrite = g.mayWrite || t.writes
 		g.shards = append(g.shards, t.shards...)
 		for _, s := range t.shards {
 			g.left[s]++
@@ -167,6 +173,9 @@ func (g *txnGroup) acquire() {
 	if g.next == len(g.shards) {
 		g.takeIDs(g.coord) // unless the last shard to grant took them (lockPoint)
 		for _, t := range g.txns {
+			if msg := t.refusedBy(); msg != "" && t.refuse(msg) {
+				continue
+			}
 			t.onHeld(t)
 		}
 		return
@@ -195,18 +204,28 @@ func (w *worker) hold(g *txnGroup) {
 func (w *worker) grantHold(g *txnGroup) {
 	w.holder = g
 	w.heldSince = w.loop.Now()
+	refusal := w.refusal(g)
 	if len(g.earlyRuns) > 0 {
 		g.lockPoint(w)
 	}
 	if g.coord == w {
-		g.next++
-		g.acquire()
+		g.granted(w.id, refusal)
 		return
 	}
-	w.send(g.coord, func() {
-		g.next++
-		g.acquire()
-	})
+	w.send(g.coord, func() { g.granted(w.id, refusal) })
+}
+
+// granted runs on the coordinator when shard s granted g its hold, with
+// its MISCONF text when it refuses writes: g asks for its next shard.
+func (g *txnGroup) granted(s int, refusal string) {
+	if refusal != "" {
+		if g.refused == nil {
+			g.refused = map[int]string{}
+		}
+		g.refused[s] = refusal
+	}
+	g.next++
+	g.acquire()
 }
 
 // unhold releases w from g: the work that waited runs in the order it
@@ -328,6 +347,17 @@ func (t *txn) runStep(target *worker, proto int, fn stepFunc, release, writes, e
 		out := resp.Writer{Proto: proto}
 		if target.closing { // its WAL is closing: nothing more runs there
 			out.Error(shutdownError)
+			if release && !ends {
+				t.done(target)
+			}
+			target.send(coord, func() { done(out.Buf) })
+			return
+		}
+		if writes && target.refuses() {
+			// Nothing of the part is logged, not even its END: the txn
+			// never commits (txn_refuse.go), and its client hears why now
+			// rather than once the disk is back.
+			out.Error(target.sh.Misconf())
 			if release && !ends {
 				t.done(target)
 			}

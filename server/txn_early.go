@@ -42,6 +42,9 @@ func (t *txn) runEarly() {
 func (g *txnGroup) earlyFor(target *worker) []func() {
 	var runs []func()
 	for _, t := range g.txns {
+		if t.refusedBy() != "" {
+			continue // refused as a whole once held (txn_refuse.go)
+		}
 		for _, e := range t.early {
 			if e.shard == target.id && !e.sent {
 				e.sent = true

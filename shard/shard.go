@@ -226,12 +226,16 @@ func (s *Shard) Keyspace() *keyspace.Keyspace { return s.ks }
 // commands are refused with MISCONF, as Redis refuses them when its AOF
 // cannot be written. spec is keyspace.Lookup(args[0]) (nil when unknown).
 func (s *Shard) Exec(cl *keyspace.Client, spec *keyspace.CommandSpec, args [][]byte, out *resp.Writer) uint64 {
-	if spec.Writes() && (s.refusing || s.canLog() != nil) {
+	if spec.Writes() && s.RefusesWrites() {
 		out.Error(s.Misconf())
 		return 0
 	}
 	return s.ks.ExecSpec(cl, spec, args, out)
 }
+
+// RefusesWrites reports whether write commands are refused now (with
+// Misconf's text): the WAL cannot take records, or the shard is poisoned.
+func (s *Shard) RefusesWrites() bool { return s.refusing || s.canLog() != nil }
 
 // Tick runs the shard's periodic work, hz times a second: active expiry
 // within expireBudget (none when it is 0), and the checkpoint's step.
