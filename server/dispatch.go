@@ -79,6 +79,7 @@ func (c *conn) dispatchCommand(args [][]byte) {
 			return
 		}
 		st.calls++
+		c.w.ran = cmd
 		sc.run(c, args)
 		return
 	}
@@ -109,6 +110,7 @@ func (c *conn) dispatchCommand(args [][]byte) {
 		return
 	}
 	st.calls++
+	c.w.ran = cmd
 	if c.track != nil {
 		c.rememberReads(spec, args)
 	}
@@ -165,6 +167,7 @@ func (c *conn) routeData(spec *keyspace.CommandSpec, args [][]byte) {
 	pos := keyPositions(spec, args, posBuf[:0])
 	if spec.Block != nil {
 		c.runBlocking(spec, args, pos)
+		c.w.pending = nil // timed as far as it ran, not while it waits
 		return
 	}
 	if len(pos) == 0 {
@@ -184,7 +187,10 @@ func (c *conn) routeData(spec *keyspace.CommandSpec, args [][]byte) {
 		c.execLocalSpec(spec, args)
 	case same:
 		p := c.newPending(1, nil)
-		c.w.queueRemote(home, batchItem{conn: c, reply: p, db: c.client.DB, proto: c.out.Proto, args: copyArgs(args)})
+		// The shard that runs it times it (runBatch).
+		timed := c.w.ran
+		c.w.ran = nil
+		c.w.queueRemote(home, batchItem{conn: c, reply: p, db: c.client.DB, proto: c.out.Proto, args: copyArgs(args), timed: timed})
 	case spec.Name == "msetnx":
 		c.msetnxAcross(args, pos)
 	default:

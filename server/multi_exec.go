@@ -430,7 +430,13 @@ func (p *execPlan) assemble(replies map[int][][]byte, proto int) []byte {
 func (c *conn) capture(sc *serverCmd, args [][]byte) ([]byte, []*pendingReply) {
 	out, queue, wait := c.out, c.queue, c.blockWait
 	c.out, c.queue = resp.Writer{Proto: out.Proto}, replyQueue{}
+	// Timed as a command of its own, as Redis times EXEC's commands.
+	ran, pending := c.w.ran, c.w.pending
+	c.w.ran, c.w.pending = commands[sc.name], nil
+	start := monotonicNanos()
 	sc.run(c, args)
+	c.cmdDone(args, start)
+	c.w.ran, c.w.pending = ran, pending
 	reply, later := c.out.Buf, c.queue.items[c.queue.head:]
 	out.Proto = c.out.Proto // HELLO switches the protocol
 	c.out, c.queue, c.blockWait = out, queue, wait

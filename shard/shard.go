@@ -72,6 +72,11 @@ type Options struct {
 	// holds and calls done on this shard's thread (txnsync.go).
 	SyncPeers func(done func(error))
 
+	// OnLatency, when set, is told how long each WAL fdatasync
+	// ("wal-fsync") and each checkpoint, from its start to its redo point's
+	// publication ("checkpoint"), took: the server's latency monitor.
+	OnLatency func(event string, took time.Duration)
+
 	// BootHold is the test-only boot hold (moond --test-hold-boot): when
 	// set, the boot calls it after the heap load and before the WAL
 	// replay, and it returns when the shard may go on loading.
