@@ -430,9 +430,12 @@ func (p *execPlan) assemble(replies map[int][][]byte, proto int) []byte {
 func (c *conn) capture(sc *serverCmd, args [][]byte) ([]byte, []*pendingReply) {
 	out, queue, wait := c.out, c.queue, c.blockWait
 	c.out, c.queue = resp.Writer{Proto: out.Proto}, replyQueue{}
-	// Timed as a command of its own, as Redis times EXEC's commands.
+	// Counted and timed as a command of its own, as Redis counts and
+	// times EXEC's commands.
+	cmd := commands[sc.name]
+	c.w.stats.cmdCalls[cmd.id].calls++
 	ran, pending := c.w.ran, c.w.pending
-	c.w.ran, c.w.pending = commands[sc.name], nil
+	c.w.ran, c.w.pending = cmd, nil
 	start := monotonicNanos()
 	sc.run(c, args)
 	c.cmdDone(args, start)
