@@ -51,3 +51,21 @@ func TestLatencyMonitorReset(t *testing.T) {
 		t.Error("events left after a reset of all")
 	}
 }
+
+// TestLatencyEventThreshold checks that the storage's events are kept only
+// at or above latency-monitor-threshold, and none while it is 0.
+func TestLatencyEventThreshold(t *testing.T) {
+	var s Server
+	s.timing.Store(&timingSettings{latencyMs: 0})
+	s.latencyEvent("wal-fsync", time.Second)
+	if l := s.latency.latestAll(); len(l) != 0 {
+		t.Fatalf("threshold 0 kept %v", l)
+	}
+	s.timing.Store(&timingSettings{latencyMs: 5})
+	s.latencyEvent("wal-fsync", 4*time.Millisecond)
+	s.latencyEvent("checkpoint", 5*time.Millisecond)
+	l := s.latency.latestAll()
+	if len(l) != 1 || l[0].event != "checkpoint" || l[0].max != 5 {
+		t.Fatalf("at 5 ms kept %+v, want the 5 ms checkpoint only", l)
+	}
+}
