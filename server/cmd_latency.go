@@ -202,10 +202,12 @@ func latencyDoctor(latest []latestEntry, m *latencyMonitor, thresholdMs int64) s
 
 // latencyHints say what each of moond's events measures.
 var latencyHints = map[string]string{
-	"command":      "Slow commands: see SLOWLOG GET for which, and avoid O(N) commands on large values.",
-	"fast-command": "O(1) or O(log N) commands were slow: the shard's thread was busy or the host is overloaded.",
-	"wal-fsync":    "A WAL fdatasync was slow: the disk is slow or saturated (appendfsync always waits for it).",
-	"checkpoint":   "A checkpoint took long: many dirty pages or a slow disk; checkpoint-timeout spreads them.",
+	"command":        "Slow commands: see SLOWLOG GET for which, and avoid O(N) commands on large values.",
+	"fast-command":   "O(1) or O(log N) commands were slow: the shard's thread was busy or the host is overloaded.",
+	"wal-fsync":      "A WAL fdatasync was slow: the disk is slow or saturated (appendfsync always waits for it).",
+	"checkpoint":     "A checkpoint took long: many dirty pages or a slow disk; checkpoint-timeout spreads them.",
+	"expire-cycle":   "The active expire cycle was slow: many keys, or large ones, expired at once.",
+	"eviction-cycle": "Evicting took long: writes outgrow maxmemory fast, or large keys are evicted.",
 }
 
 // period is the mean time between an event's samples.

@@ -127,8 +127,9 @@ func (m *latencyMonitor) reset(events []string) int {
 	return n
 }
 
-// latencyEvent records an event of the shards' storage (wal-fsync,
-// checkpoint) that took at least latency-monitor-threshold.
+// latencyEvent records an event of a shard (wal-fsync, checkpoint,
+// expire-cycle, eviction-cycle) that took at least
+// latency-monitor-threshold.
 func (s *Server) latencyEvent(event string, took time.Duration) {
 	if t := s.timing.Load(); t.latencyMs > 0 && took.Milliseconds() >= t.latencyMs {
 		s.latency.add(event, took.Milliseconds(), time.Now())

@@ -10,8 +10,9 @@ import (
 )
 
 // TestOnLatencyReportsSyncsAndCheckpoints checks that the shard tells
-// Options.OnLatency of each WAL fdatasync and each checkpoint (the
-// server's latency monitor keeps those above its threshold).
+// Options.OnLatency of each WAL fdatasync, each checkpoint and each active
+// expire cycle (the server's latency monitor keeps those above its
+// threshold).
 func TestOnLatencyReportsSyncsAndCheckpoints(t *testing.T) {
 	l := startLoop(t, runtime.KindPool)
 	o := testOptions(t.TempDir(), "always")
@@ -33,9 +34,12 @@ func TestOnLatencyReportsSyncsAndCheckpoints(t *testing.T) {
 		t.Fatal("the SET never became durable")
 	}
 	save(t, l, s)
+	looptest.On(t, l, func() { s.Tick(time.Millisecond) })
 	var got []string
 	looptest.On(t, l, func() { got = slices.Clone(events) })
-	if !slices.Contains(got, "wal-fsync") || !slices.Contains(got, "checkpoint") {
-		t.Fatalf("events %v, want wal-fsync and checkpoint", got)
+	for _, want := range []string{"wal-fsync", "checkpoint", "expire-cycle"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("events %v, want %s among them", got, want)
+		}
 	}
 }

@@ -73,8 +73,9 @@ type Options struct {
 	SyncPeers func(done func(error))
 
 	// OnLatency, when set, is told how long each WAL fdatasync
-	// ("wal-fsync") and each checkpoint, from its start to its redo point's
-	// publication ("checkpoint"), took: the server's latency monitor.
+	// ("wal-fsync"), each checkpoint, from its start to its redo point's
+	// publication ("checkpoint"), and each active expire cycle
+	// ("expire-cycle") took: the server's latency monitor.
 	OnLatency func(event string, took time.Duration)
 
 	// BootHold is the test-only boot hold (moond --test-hold-boot): when
@@ -242,7 +243,11 @@ func (s *Shard) Exec(cl *keyspace.Client, spec *keyspace.CommandSpec, args [][]b
 // within expireBudget (none when it is 0), and the checkpoint's step.
 func (s *Shard) Tick(expireBudget time.Duration) {
 	if expireBudget > 0 {
+		start := time.Now()
 		s.ks.ActiveExpire(expireBudget)
+		if s.o.OnLatency != nil {
+			s.o.OnLatency("expire-cycle", time.Since(start))
+		}
 	}
 	if s.ckpt != nil && s.ckpt.mgr != nil {
 		t := s.o.Tunables()
