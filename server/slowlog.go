@@ -53,8 +53,8 @@ func slowlogArgv(args [][]byte) []string {
 }
 
 // redact hides the passwords a command carries: AUTH's arguments, HELLO's
-// AUTH username and password, CONFIG SET's value of requirepass or
-// masterauth.
+// AUTH username and password, MIGRATE's AUTH password and AUTH2 username
+// and password, CONFIG SET's value of requirepass or masterauth.
 func redact(argv []string) {
 	if len(argv) == 0 {
 		return
@@ -73,6 +73,8 @@ func redact(argv []string) {
 				i += 2
 			}
 		}
+	case "migrate":
+		redactMigrate(argv)
 	case "config":
 		if len(argv) < 2 || !strings.EqualFold(argv[1], "set") {
 			return
@@ -82,6 +84,26 @@ func redact(argv []string) {
 				argv[i+1] = "(redacted)"
 			}
 		}
+	}
+}
+
+// redactMigrate hides MIGRATE's credentials: its options follow the five
+// fixed arguments, up to KEYS (whose keys are not options).
+func redactMigrate(argv []string) {
+	for i := 6; i < len(argv); i++ {
+		n := 0
+		switch strings.ToLower(argv[i]) {
+		case "keys":
+			return
+		case "auth":
+			n = 1
+		case "auth2":
+			n = 2
+		}
+		for j := i + 1; j < len(argv) && j <= i+n; j++ {
+			argv[j] = "(redacted)"
+		}
+		i += n
 	}
 }
 

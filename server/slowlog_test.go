@@ -44,6 +44,10 @@ func TestSlowlogRedacts(t *testing.T) {
 		{[]string{"config", "set", "requirepass", "pw", "maxclients", "10"}, []string{"config", "set", "requirepass", "(redacted)", "maxclients", "10"}},
 		{[]string{"CONFIG", "SET", "masterauth", "pw"}, []string{"CONFIG", "SET", "masterauth", "(redacted)"}},
 		{[]string{"config", "get", "requirepass"}, []string{"config", "get", "requirepass"}},
+		{[]string{"migrate", "h", "1", "key", "9", "5000"}, []string{"migrate", "h", "1", "key", "9", "5000"}},
+		{[]string{"migrate", "h", "1", "key", "9", "5000", "AUTH", "pw"}, []string{"migrate", "h", "1", "key", "9", "5000", "AUTH", "(redacted)"}},
+		{[]string{"migrate", "h", "1", "", "9", "5000", "REPLACE", "AUTH2", "u", "pw", "KEYS", "auth", "k"},
+			[]string{"migrate", "h", "1", "", "9", "5000", "REPLACE", "AUTH2", "(redacted)", "(redacted)", "KEYS", "auth", "k"}},
 	} {
 		var args [][]byte
 		for _, a := range tc.in {

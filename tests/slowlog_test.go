@@ -146,6 +146,24 @@ func TestSlowlogAsRedis(t *testing.T) {
 					t.Errorf("entry %d: %q, want %q", i, a, w)
 				}
 			}
+			// MIGRATE's credentials too.
+			x.do("config", "set", "slowlog-log-slower-than", 0)
+			x.do("slowlog", "reset")
+			host, port := "127.0.0.1", fmt.Sprint(s.port)
+			x.do("migrate", host, port, "key", 9, 5000)
+			x.do("migrate", host, port, "key", 9, 5000, "AUTH", "user")
+			x.do("migrate", host, port, "key", 9, 5000, "AUTH2", "user", "password")
+			x.do("config", "set", "slowlog-log-slower-than", 10000)
+			got = x.slowEntries()
+			want = []string{" key 9 5000 AUTH2 (redacted) (redacted)", " key 9 5000 AUTH (redacted)", " key 9 5000", "slowlog reset"}
+			if len(got) != len(want) {
+				t.Fatalf("%d entries, want %d: %v", len(got), len(want), got)
+			}
+			for i, w := range want {
+				if a := argvOf(t, got[i]); !strings.HasSuffix(a, w) {
+					t.Errorf("entry %d: %q, want it to end in %q", i, a, w)
+				}
+			}
 			// Too many and too long arguments are trimmed.
 			x.do("config", "set", "slowlog-log-slower-than", 0)
 			x.do("slowlog", "reset")
