@@ -18,8 +18,9 @@ import (
 //     txn, a fan-out to every shard, DEBUG SLEEP, EXEC that waits): from
 //     its start to its reply, as the connection's shard sees it (the
 //     pending reply's timing, recorded when the reply is complete);
-//   - a blocking command: the time it took to run or to start waiting,
-//     never the wait itself (as Redis leaves the blocked time out).
+//   - a blocking command: its dispatch on the connection's shard (which
+//     runs it when its keys are there), never the wait itself (as Redis
+//     leaves the blocked time out).
 
 // clockBase anchors monotonicNanos: time.Since reads only the monotonic
 // clock (no wall clock, no allocation).
