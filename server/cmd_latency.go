@@ -49,47 +49,17 @@ func cmdLatency(c *conn, args [][]byte) {
 		c.errorReply("ERR wrong number of arguments for 'latency|" + sub + "' command")
 		return
 	}
-	m := &c.w.srv.latency
 	switch sub {
 	case "latest":
-		latest := m.latestAll()
-		c.replyLocal(func(w *resp.Writer) {
-			w.ArrayHeader(len(latest))
-			for _, e := range latest {
-				w.ArrayHeader(4)
-				w.BulkString(e.event)
-				w.Int(e.last.unix)
-				w.Int(e.last.ms)
-				w.Int(e.max)
-			}
-		})
+		latencyLatest(c)
 	case "history":
-		samples := m.history(string(args[2]))
-		c.replyLocal(func(w *resp.Writer) {
-			w.ArrayHeader(len(samples))
-			for _, s := range samples {
-				w.ArrayHeader(2)
-				w.Int(s.unix)
-				w.Int(s.ms)
-			}
-		})
+		latencyHistory(c, string(args[2]))
 	case "reset":
-		events := make([]string, len(args)-2)
-		for i, a := range args[2:] {
-			events[i] = string(a)
-		}
-		n := m.reset(events)
-		c.replyLocal(func(w *resp.Writer) { w.Int(int64(n)) })
+		latencyReset(c, args[2:])
 	case "graph":
-		event := string(args[2])
-		samples := m.history(event)
-		if len(samples) == 0 {
-			c.errorReply("ERR No samples available for event '" + event + "'")
-			return
-		}
-		graph := latencyGraph(event, samples, time.Now())
-		c.replyLocal(func(w *resp.Writer) { w.Verbatim("txt", []byte(graph)) })
+		latencyGraphReply(c, string(args[2]))
 	case "doctor":
+		m := &c.w.srv.latency
 		report := latencyDoctor(m.latestAll(), m, c.w.srv.timing.Load().latencyMs)
 		c.replyLocal(func(w *resp.Writer) { w.Verbatim("txt", []byte(report)) })
 	case "histogram":
@@ -97,6 +67,58 @@ func cmdLatency(c *conn, args [][]byte) {
 	default:
 		c.replyLocal(func(w *resp.Writer) { writeHelp(w, latencyHelp) })
 	}
+}
+
+// latencyLatest answers LATENCY LATEST: per event, its name, the newest
+// sample's time and milliseconds, and the highest ever.
+func latencyLatest(c *conn) {
+	latest := c.w.srv.latency.latestAll()
+	c.replyLocal(func(w *resp.Writer) {
+		w.ArrayHeader(len(latest))
+		for _, e := range latest {
+			w.ArrayHeader(4)
+			w.BulkString(e.event)
+			w.Int(e.last.unix)
+			w.Int(e.last.ms)
+			w.Int(e.max)
+		}
+	})
+}
+
+// latencyHistory answers LATENCY HISTORY event: its samples, oldest
+// first, each its time and milliseconds.
+func latencyHistory(c *conn, event string) {
+	samples := c.w.srv.latency.history(event)
+	c.replyLocal(func(w *resp.Writer) {
+		w.ArrayHeader(len(samples))
+		for _, s := range samples {
+			w.ArrayHeader(2)
+			w.Int(s.unix)
+			w.Int(s.ms)
+		}
+	})
+}
+
+// latencyReset answers LATENCY RESET [event ...]: how many events it
+// forgot.
+func latencyReset(c *conn, names [][]byte) {
+	events := make([]string, len(names))
+	for i, a := range names {
+		events[i] = string(a)
+	}
+	n := c.w.srv.latency.reset(events)
+	c.replyLocal(func(w *resp.Writer) { w.Int(int64(n)) })
+}
+
+// latencyGraphReply answers LATENCY GRAPH event.
+func latencyGraphReply(c *conn, event string) {
+	samples := c.w.srv.latency.history(event)
+	if len(samples) == 0 {
+		c.errorReply("ERR No samples available for event '" + event + "'")
+		return
+	}
+	graph := latencyGraph(event, samples, time.Now())
+	c.replyLocal(func(w *resp.Writer) { w.Verbatim("txt", []byte(graph)) })
 }
 
 // latencyHistogram answers LATENCY HISTOGRAM [command ...]: for each named
