@@ -26,16 +26,19 @@ var slowlogHelp = []string{
 	"    Prints this help.",
 }
 
+// slowlogArity is each SLOWLOG subcommand's arity, as Redis 7.0 checks it
+// (GET takes at most one argument more).
+var slowlogArity = map[string]int{"get": -2, "len": 2, "reset": 2, "help": 2}
+
 // cmdSlowlog is SLOWLOG GET, LEN, RESET and HELP over every shard's ring
 // (slowlog.go), with Redis 7.0's replies and errors.
 func cmdSlowlog(c *conn, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
-	arityOK := map[string]bool{"get": len(args) <= 3, "len": len(args) == 2, "reset": len(args) == 2, "help": len(args) == 2}
-	ok, known := arityOK[sub]
+	arity, known := slowlogArity[sub]
 	switch {
 	case !known:
 		c.errorReply("ERR unknown subcommand '" + string(args[1]) + "'. Try SLOWLOG HELP.")
-	case !ok:
+	case !arityOK(arity, len(args)) || sub == "get" && len(args) > 3:
 		c.errorReply("ERR wrong number of arguments for 'slowlog|" + sub + "' command")
 	case sub == "get":
 		slowlogGet(c, args[2:])
