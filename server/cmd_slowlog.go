@@ -57,7 +57,7 @@ func (s *Server) slowlogMaxLen() int { return s.timing.Load().slowlogMax }
 func slowlogLen(c *conn) {
 	lens := make([]int, c.w.srv.nshards)
 	max := c.w.srv.slowlogMaxLen()
-	c.fanoutCollect(func(w *worker, i int) { lens[i] = len(w.slowlog.entries) }, func(w *resp.Writer) {
+	c.fanoutCollect(func(w *worker, i int) { lens[i] = w.slowlog.len(max) }, func(w *resp.Writer) {
 		n := 0
 		for _, l := range lens {
 			n += l

@@ -118,16 +118,24 @@ func (s *Server) newSlowEntry(c *conn, argv []string, ns int64) *slowEntry {
 	return e
 }
 
-// slowRing is one shard's slow log, newest last.
+// slowRing is one shard's slow log, newest last. It may hold up to twice
+// max entries: dropping the oldest only then keeps an addition O(1)
+// amortized under any slowlog-max-len; len and newest show the max newest.
 type slowRing struct {
 	entries []*slowEntry
 }
 
-// add appends e and drops the oldest entries above max.
+// add appends e, and drops the oldest entries above max once there are
+// twice as many.
 func (r *slowRing) add(e *slowEntry, max int) {
 	r.entries = append(r.entries, e)
-	r.trim(max)
+	if len(r.entries) > 2*max {
+		r.trim(max)
+	}
 }
+
+// len is how many entries the log shows at max.
+func (r *slowRing) len(max int) int { return min(len(r.entries), max) }
 
 // trim keeps the newest max entries.
 func (r *slowRing) trim(max int) {
@@ -137,7 +145,8 @@ func (r *slowRing) trim(max int) {
 	}
 }
 
-// newest returns up to n of the ring's entries, newest first.
+// newest returns up to n of the ring's entries, newest first (n is at
+// most slowlog-max-len).
 func (r *slowRing) newest(n int) []*slowEntry {
 	n = min(n, len(r.entries))
 	out := make([]*slowEntry, n)

@@ -70,8 +70,11 @@ func TestSlowRingKeepsNewest(t *testing.T) {
 		}
 		r.add(&slowEntry{id: id}, 4)
 	}
-	if len(a.entries) != 4 || a.entries[0].id != 4 || a.entries[3].id != 8 {
-		t.Fatalf("ring a holds %v, want 4 5 7 8, the newest 4", ids(a.entries))
+	if got := ids(a.newest(4)); a.len(4) != 4 || !reflect.DeepEqual(got, []int64{8, 7, 5, 4}) {
+		t.Fatalf("ring a shows %d: %v, want 8 7 5 4, the newest 4", a.len(4), got)
+	}
+	if len(a.entries) > 8 {
+		t.Errorf("ring a keeps %d entries at max 4, want at most 8", len(a.entries))
 	}
 	merged := mergeSlow([][]*slowEntry{a.newest(5), b.newest(5)}, 5)
 	if got, want := ids(merged), []int64{9, 8, 7, 6, 5}; !reflect.DeepEqual(got, want) {
