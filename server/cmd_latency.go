@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -124,13 +125,13 @@ func latencyGraphReply(c *conn, event string) {
 // latencyHistogram answers LATENCY HISTOGRAM [command ...]: for each named
 // command (every command, when none is named) called since the last CONFIG
 // RESETSTAT, its calls and the cumulative distribution of their
-// latencies, merged over the shards. Unknown names are skipped.
+// latencies, merged over the shards. A container stands for its
+// subcommands ("client": "client|id", "client|list", ...), "container|sub"
+// for one; unknown names are skipped.
 func latencyHistogram(c *conn, names [][]byte) {
 	var want []*command
 	for _, n := range names {
-		if cmd := lookupCommand(n); cmd != nil {
-			want = append(want, cmd)
-		}
+		want = append(want, histogramEntries(n)...)
 	}
 	parts := make([][]*latencyHist, c.w.srv.nshards)
 	c.fanoutCollect(func(w *worker, i int) { parts[i] = copyHists(w.stats.hists) }, func(w *resp.Writer) {
@@ -165,6 +166,27 @@ func latencyHistogram(c *conn, names [][]byte) {
 			}
 		}
 	})
+}
+
+// histogramEntries are the entries LATENCY HISTOGRAM name shows.
+func histogramEntries(name []byte) []*command {
+	cmd := lookupCommand(name)
+	if cmd == nil {
+		if len(name) > maxCommandName {
+			return nil
+		}
+		var buf [maxCommandName]byte
+		if sub := subcommandNames[string(foldLower(buf[:0], name))]; sub != nil {
+			return []*command{sub}
+		}
+		return nil
+	}
+	out := []*command{cmd} // a container's unknown subcommands count on it
+	for _, sub := range cmd.subs {
+		out = append(out, sub)
+	}
+	slices.SortFunc(out[1:], func(a, b *command) int { return strings.Compare(a.name, b.name) })
+	return out
 }
 
 // latencyGraph draws an event's samples, oldest first, one line each: how

@@ -20,6 +20,11 @@ type command struct {
 	// noSlowlog: the slow log leaves it out (EXEC, whose commands are
 	// logged one by one, as in Redis).
 	noSlowlog bool
+	// subs are a container's subcommands by lower-case name, and parent a
+	// subcommand's container (cmd_subcommands.go): entries for figures
+	// only, never dispatched.
+	subs   map[string]*command
+	parent *command
 }
 
 // commands indexes every command by lower-case name; commandList holds the
@@ -62,14 +67,7 @@ func lookupCommand(name []byte) *command {
 		return nil
 	}
 	var buf [maxCommandName]byte
-	lower := buf[:len(name)]
-	for i, ch := range name {
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		lower[i] = ch
-	}
-	return commands[string(lower)]
+	return commands[string(foldLower(buf[:0], name))]
 }
 
 // lastCommand remembers the name a connection sent last, byte for byte,

@@ -56,7 +56,8 @@ func (c *conn) dispatchCommand(args [][]byte) {
 	if c.track != nil {
 		defer c.afterCommand(cmd)
 	}
-	st := &c.w.stats.cmdCalls[cmd.id]
+	stat := cmd.statEntry(args) // its subcommand's figures, for a container
+	st := &c.w.stats.cmdCalls[stat.id]
 	if sc := cmd.server; sc != nil {
 		if !arityOK(sc.arity, len(args)) {
 			st.rejected++
@@ -79,7 +80,7 @@ func (c *conn) dispatchCommand(args [][]byte) {
 			return
 		}
 		st.calls++
-		c.w.ran = cmd
+		c.w.ran = stat
 		sc.run(c, args)
 		return
 	}
@@ -110,7 +111,7 @@ func (c *conn) dispatchCommand(args [][]byte) {
 		return
 	}
 	st.calls++
-	c.w.ran = cmd
+	c.w.ran = stat
 	if c.track != nil {
 		c.rememberReads(spec, args)
 	}

@@ -432,7 +432,7 @@ func (c *conn) capture(sc *serverCmd, args [][]byte) ([]byte, []*pendingReply) {
 	c.out, c.queue = resp.Writer{Proto: out.Proto}, replyQueue{}
 	// Counted and timed as a command of its own, as Redis counts and
 	// times EXEC's commands.
-	cmd := commands[sc.name]
+	cmd := commands[sc.name].statEntry(args)
 	c.w.stats.cmdCalls[cmd.id].calls++
 	ran, pending := c.w.ran, c.w.pending
 	c.w.ran, c.w.pending = cmd, nil

@@ -35,8 +35,8 @@ func histogramOf(t *testing.T, reply any) map[string]int64 {
 // TestLatencyMonitorAsRedis follows Redis 7.0's
 // tests/unit/latency-monitor.tcl where it applies: the command events of
 // DEBUG SLEEP above latency-monitor-threshold, LATEST, HISTORY, RESET,
-// DOCTOR, GRAPH and the per-command histograms (by command: moond has no
-// per-subcommand figures).
+// DOCTOR, GRAPH and the per-command histograms (a container's by
+// subcommand).
 func TestLatencyMonitorAsRedis(t *testing.T) {
 	s := startServer(t, "uring", 2)
 	x := newTimingConn(t, s)
@@ -44,8 +44,17 @@ func TestLatencyMonitorAsRedis(t *testing.T) {
 	x.do("latency", "reset")
 
 	x.do("config", "resetstat")
-	if h := histogramOf(t, x.do("latency", "histogram")); len(h) != 1 || h["config"] != 1 {
-		t.Errorf("after CONFIG RESETSTAT: %v, want config called once", h)
+	if h := histogramOf(t, x.do("latency", "histogram")); len(h) != 1 || h["config|resetstat"] != 1 {
+		t.Errorf("after CONFIG RESETSTAT: %v, want config|resetstat called once", h)
+	}
+	x.do("config", "resetstat")
+	x.do("client", "id")
+	x.do("CLIENT", "LIST")
+	if h := histogramOf(t, x.do("latency", "histogram", "client")); len(h) != 2 || h["client|id"] != 1 || h["client|list"] != 1 {
+		t.Errorf("LATENCY HISTOGRAM client: %v, want client|id and client|list once each", h)
+	}
+	if h := histogramOf(t, x.do("latency", "histogram", "CLIENT|ID")); len(h) != 1 || h["client|id"] != 1 {
+		t.Errorf("LATENCY HISTOGRAM client|id: %v, want client|id once", h)
 	}
 	x.do("config", "resetstat")
 	x.do("set", "a", "b")
