@@ -195,7 +195,7 @@ func (w *worker) deliverBatch(b *batch) {
 func (w *worker) noteRemoteError(it *batchItem, reply []byte) {
 	w.noteReply(reply)
 	if it.failed != nil {
-		w.noteFailed(it.failed)
+		w.noteFailed(it.failed, it.timed)
 	}
 }
 

@@ -212,13 +212,13 @@ func (c *conn) execLocalSpec(spec *keyspace.CommandSpec, args [][]byte) {
 		start := len(c.out.Buf)
 		c.noteWrite(c.w.exec(&c.client, spec, args, &c.out))
 		if c.w.noteReply(c.out.Buf[start:]) {
-			c.w.noteFailed(spec)
+			c.w.noteFailed(spec, c.w.ran)
 		}
 		return
 	}
 	reply := c.execPartSpec(spec, args)
 	if c.w.noteReply(reply) {
-		c.w.noteFailed(spec)
+		c.w.noteFailed(spec, c.w.ran)
 	}
 	c.queue.push(&pendingReply{data: reply})
 }
@@ -252,10 +252,15 @@ func (w *worker) noteReply(reply []byte) bool {
 }
 
 // noteFailed counts a data command that ran and answered an error
-// (commandstats failed_calls, moond_commands_failed_total). Only error
-// replies pay for the lookup.
-func (w *worker) noteFailed(spec *keyspace.CommandSpec) {
+// (commandstats failed_calls, moond_commands_failed_total): on ran, the
+// entry its call counted on, when that is a subcommand of spec, else on
+// spec's entry. Only error replies pay for the lookup.
+func (w *worker) noteFailed(spec *keyspace.CommandSpec, ran *command) {
 	if spec == nil {
+		return
+	}
+	if ran != nil && ran.parent != nil && ran.parent.spec == spec {
+		w.stats.cmdCalls[ran.id].failed++
 		return
 	}
 	if cmd := commands[spec.Name]; cmd != nil {

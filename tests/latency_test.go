@@ -144,6 +144,16 @@ func TestCommandTimingInInfo(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(x.do("info", "everything")), "# Latencystats") {
 		t.Error("INFO everything has no latencystats section")
 	}
+	// A container's calls count by subcommand, failures included, on the
+	// connection's shard and on the other (the keys spread over both).
+	for i := range 10 {
+		x.fails("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+			"object", "freq", fmt.Sprintf("k%d", i))
+	}
+	if stats := fmt.Sprint(x.do("info", "commandstats")); !regexp.MustCompile(`cmdstat_object\|freq:calls=10,usec=\d+,usec_per_call=[\d.]+,rejected_calls=0,failed_calls=10\r\n`).MatchString(stats) ||
+		strings.Contains(stats, "cmdstat_object:") {
+		t.Errorf("OBJECT FREQ not counted as object|freq:\n%s", stats)
+	}
 	x.do("config", "set", "latency-tracking-info-percentiles", "50.5 99.99 0")
 	if got := x.do("config", "get", "latency-tracking-info-percentiles"); fmt.Sprint(got) != "[latency-tracking-info-percentiles 50.5 99.99 0]" {
 		t.Errorf("CONFIG GET latency-tracking-info-percentiles: %v", got)
