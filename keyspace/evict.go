@@ -123,6 +123,9 @@ type Evicted struct {
 	LSN uint64
 	// Used is DatasetMemory when the call returned.
 	Used int64
+	// Took is how long the call evicted (0 when it had nothing to
+	// evict): the latency monitor's eviction-cycle event.
+	Took time.Duration
 }
 
 // Evict deletes keys by the eviction policy until DatasetMemory is at most
@@ -142,14 +145,14 @@ func (ks *Keyspace) Evict(limit int64, timeLimit time.Duration) Evicted {
 	for n := 1; ; n++ {
 		dbi, h, key, ok := ks.evictionPick()
 		if !ok {
-			return Evicted{EvictFail, ks.execLSN, used}
+			return Evicted{Result: EvictFail, LSN: ks.execLSN, Used: used, Took: time.Since(start)}
 		}
 		ks.evictKey(dbi, h, key)
 		if used = ks.DatasetMemory(); used <= limit {
-			return Evicted{EvictOK, ks.execLSN, used}
+			return Evicted{Result: EvictOK, LSN: ks.execLSN, Used: used, Took: time.Since(start)}
 		}
-		if n%16 == 0 && time.Since(start) > timeLimit {
-			return Evicted{EvictRunning, ks.execLSN, used}
+		if took := time.Since(start); n%16 == 0 && took > timeLimit {
+			return Evicted{Result: EvictRunning, LSN: ks.execLSN, Used: used, Took: took}
 		}
 	}
 }

@@ -291,3 +291,18 @@ func TestEvictedBuffersAreReusedWithoutAliasing(t *testing.T) {
 		t.Fatalf("%d spare buffers kept, over %d", h.ks.spare.n, spareStringsMax)
 	}
 }
+
+// TestEvictReportsHowLongItEvicted checks Evicted.Took (the latency
+// monitor's eviction-cycle): the time of a call that evicted, none for a
+// call with nothing to evict.
+func TestEvictReportsHowLongItEvicted(t *testing.T) {
+	h := newHarness(t)
+	h.fill("k", 100)
+	h.ks.SetEviction(Eviction{Policy: AllKeysRandom, Samples: 5, LFULogFactor: 10, LFUDecayTime: 1})
+	if ev := h.ks.Evict(h.ks.DatasetMemory(), time.Hour); ev.Took != 0 {
+		t.Errorf("a call under the limit took %v, want 0", ev.Took)
+	}
+	if ev := h.ks.Evict(h.ks.DatasetMemory()/2, time.Hour); ev.Result != EvictOK || ev.Took <= 0 {
+		t.Errorf("a call that evicted: %v, took %v; want EvictOK and a positive time", ev.Result, ev.Took)
+	}
+}

@@ -28,6 +28,11 @@ type batchItem struct {
 	// failed is set by the target shard when the data command answered an
 	// error: the command, for the connection's shard to count it.
 	failed *keyspace.CommandSpec
+	// timed is the command, when the target shard times it for the
+	// connection (a data command routed here alone); slow is the slow log
+	// entry it made, for the connection's shard to complete and keep.
+	timed *command
+	slow  *slowEntry
 }
 
 // batch carries every item one loop iteration sends to one target shard:
@@ -83,6 +88,7 @@ func (w *worker) runBatch(b *batch) {
 	var cl keyspace.Client
 	var maxLSN uint64
 	start := 0 // where the item's reply begins in out
+	t := monotonicNanos()
 	for i := range b.items {
 		it := &b.items[i]
 		out.Proto = it.proto
@@ -108,6 +114,11 @@ func (w *worker) runBatch(b *batch) {
 		}
 		b.ends[i] = len(out.Buf)
 		start = len(out.Buf)
+		end := monotonicNanos()
+		if it.timed != nil {
+			it.slow = w.recordCmd(nil, it.timed, it.args, nil, end-t)
+		}
+		t = end
 		it.args = nil
 	}
 	b.buf = out.Buf
@@ -152,6 +163,9 @@ func (w *worker) deliverBatch(b *batch) {
 		case b.parked != nil && b.parked[i] != nil:
 			it.conn.parked(b.parked[i])
 		case it.conn.state != connClosed:
+			if it.slow != nil {
+				w.keepSlow(it.conn, it.slow)
+			}
 			if it.block != nil {
 				it.conn.blockWait = nil
 			}
@@ -181,7 +195,7 @@ func (w *worker) deliverBatch(b *batch) {
 func (w *worker) noteRemoteError(it *batchItem, reply []byte) {
 	w.noteReply(reply)
 	if it.failed != nil {
-		w.noteFailed(it.failed)
+		w.noteFailed(it.failed, it.timed)
 	}
 }
 

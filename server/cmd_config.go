@@ -106,6 +106,7 @@ func configSet(c *conn, pairs [][]byte) {
 // on any shard sees the new settings (CONFIG SET maxmemory has evicted
 // what it had to, or refuses data, before it replies, as in Redis).
 func (s *Server) applyRuntimeConfig(c *conn) {
+	s.cacheTiming()
 	s.cfgMu.RLock()
 	policy, appendOnly, limits := s.cfg.AppendFsync, s.cfg.AppendOnly, encodingLimits(s.cfg)
 	notify := s.cfg.NotifyKeyspaceEvents
@@ -151,6 +152,7 @@ func (w *worker) resetStats() {
 	st.protocolErrors, st.errorReplies, st.rejectedConnections, st.connectionsReceived = 0, 0, 0, 0
 	st.errorsByPrefix = map[string]int64{}
 	clear(st.cmdCalls)
+	clear(st.hists)
 	if w.ks != nil { // nil while the shard loads
 		w.ks.ResetStats()
 	}

@@ -45,6 +45,7 @@ func (w *worker) collectInfo() shardInfo {
 		si.stats.errorsByPrefix[k] = v
 	}
 	si.stats.cmdCalls = append([]cmdStat(nil), w.stats.cmdCalls...)
+	si.stats.hists = copyHists(w.stats.hists)
 	if w.sh == nil { // loading: no data yet, and nothing saved since the start
 		si.shard.Checkpoint = shard.CheckpointInfo{LastSave: w.srv.started, LastStatus: "ok"}
 		si.keyspace = make([]dbInfo, w.srv.databases())
@@ -62,7 +63,7 @@ func (w *worker) collectInfo() shardInfo {
 }
 
 var defaultInfoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
-var allInfoSections = append(append([]string{}, defaultInfoSections...), "commandstats")
+var allInfoSections = append(append([]string{}, defaultInfoSections...), "commandstats", "latencystats")
 
 func cmdInfo(c *conn, args [][]byte) {
 	want := map[string]bool{}
@@ -108,6 +109,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 	var tot shardInfo
 	tot.stats.errorsByPrefix = map[string]int64{}
 	tot.stats.cmdCalls = make([]cmdStat, len(commandList))
+	tot.stats.hists = make([]*latencyHist, len(commandList))
 	for _, si := range infos {
 		tot.clients += si.clients
 		tot.blocked += si.blocked
@@ -141,7 +143,9 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 			t.calls += v.calls
 			t.failed += v.failed
 			t.rejected += v.rejected
+			t.nanos += v.nanos
 		}
+		mergeHists(st.hists, si.stats.hists)
 	}
 	now := time.Now()
 	s.cfgMu.RLock()
@@ -321,8 +325,16 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		sort.Slice(used, func(i, j int) bool { return used[i].name < used[j].name })
 		for _, cmd := range used {
 			v := tot.stats.cmdCalls[cmd.id]
-			fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=0,usec_per_call=0.00,rejected_calls=%d,failed_calls=%d\r\n", cmd.name, v.calls, v.rejected, v.failed)
+			usec, perCall := v.nanos/1000, 0.0
+			if v.calls > 0 {
+				perCall = float64(usec) / float64(v.calls)
+			}
+			fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n",
+				cmd.name, v.calls, usec, perCall, v.rejected, v.failed)
 		}
+	case "latencystats":
+		b.WriteString("# Latencystats\r\n")
+		writeLatencyStats(b, tot.stats.hists, s.timing.Load().percentiles)
 	case "cluster":
 		b.WriteString("# Cluster\r\n")
 		kv("cluster_enabled", 0)

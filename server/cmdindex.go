@@ -1,6 +1,10 @@
 package server
 
-import "github.com/moond-db/moond/keyspace"
+import (
+	"slices"
+
+	"github.com/moond-db/moond/keyspace"
+)
 
 // command is one entry of the dispatch index: the server command or the
 // shard's data command a name runs (a server command wins where both
@@ -10,6 +14,17 @@ type command struct {
 	server *serverCmd
 	spec   *keyspace.CommandSpec
 	id     int
+	// fast: a data command with the "fast" flag, whose slow runs the
+	// latency monitor counts as "fast-command" rather than "command".
+	fast bool
+	// noSlowlog: the slow log leaves it out (EXEC, whose commands are
+	// logged one by one, as in Redis).
+	noSlowlog bool
+	// subs are a container's subcommands by lower-case name, and parent a
+	// subcommand's container (cmd_subcommands.go): entries for figures
+	// only, never dispatched.
+	subs   map[string]*command
+	parent *command
 }
 
 // commands indexes every command by lower-case name; commandList holds the
@@ -39,8 +54,11 @@ func commandEntry(name string) *command {
 
 func init() {
 	for _, s := range keyspace.Specs() {
-		commandEntry(s.Name).spec = s
+		e := commandEntry(s.Name)
+		e.spec = s
+		e.fast = slices.Contains(s.Flags, "fast")
 	}
+	commandEntry("exec").noSlowlog = true
 }
 
 // lookupCommand finds a command by name, ignoring case, without allocating.
@@ -49,14 +67,7 @@ func lookupCommand(name []byte) *command {
 		return nil
 	}
 	var buf [maxCommandName]byte
-	lower := buf[:len(name)]
-	for i, ch := range name {
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		lower[i] = ch
-	}
-	return commands[string(lower)]
+	return commands[string(foldLower(buf[:0], name))]
 }
 
 // lastCommand remembers the name a connection sent last, byte for byte,

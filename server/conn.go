@@ -278,10 +278,23 @@ func (c *conn) process() {
 // runInput runs every whole command in the input buffer and moves the
 // replies that are ready to c.out. It is the hot path without the network
 // (parse, dispatch, execute, encode), which BenchmarkHotPath measures.
+// A connection's input may run inside another's command (a txn's release
+// resumes parked connections): the command timing of the outer one is
+// kept aside meanwhile.
 func (c *conn) runInput() {
+	w := c.w
+	ran, pending := w.ran, w.pending
+	w.ran, w.pending = nil, nil
+	c.runCommands()
+	w.ran, w.pending = ran, pending
+}
+
+// runCommands is runInput's loop.
+func (c *conn) runCommands() {
 	c.state = connRunning
 	window := 0 // commands left that prefetchWindow has looked at
 	c.unprocessed = false
+	t := monotonicNanos() // the start of the next command (cmd_timing.go)
 	for c.rpos < c.rend && !c.closeAfterReply && c.blockWait == nil {
 		if c.w.holder != nil {
 			c.parkWhileHeld()
@@ -315,6 +328,7 @@ func (c *conn) runInput() {
 		window = max(window-1, 0)
 		if len(args) > 0 {
 			c.dispatch(args)
+			t = c.cmdDone(args, t)
 		}
 	}
 	if c.rpos == c.rend {

@@ -56,7 +56,8 @@ func (c *conn) dispatchCommand(args [][]byte) {
 	if c.track != nil {
 		defer c.afterCommand(cmd)
 	}
-	st := &c.w.stats.cmdCalls[cmd.id]
+	stat := cmd.statEntry(args) // its subcommand's figures, for a container
+	st := &c.w.stats.cmdCalls[stat.id]
 	if sc := cmd.server; sc != nil {
 		if !arityOK(sc.arity, len(args)) {
 			st.rejected++
@@ -79,6 +80,7 @@ func (c *conn) dispatchCommand(args [][]byte) {
 			return
 		}
 		st.calls++
+		c.w.ran = stat
 		sc.run(c, args)
 		return
 	}
@@ -109,6 +111,7 @@ func (c *conn) dispatchCommand(args [][]byte) {
 		return
 	}
 	st.calls++
+	c.w.ran = stat
 	if c.track != nil {
 		c.rememberReads(spec, args)
 	}
@@ -165,6 +168,7 @@ func (c *conn) routeData(spec *keyspace.CommandSpec, args [][]byte) {
 	pos := keyPositions(spec, args, posBuf[:0])
 	if spec.Block != nil {
 		c.runBlocking(spec, args, pos)
+		c.w.pending = nil // timed as far as it ran, not while it waits
 		return
 	}
 	if len(pos) == 0 {
@@ -184,7 +188,10 @@ func (c *conn) routeData(spec *keyspace.CommandSpec, args [][]byte) {
 		c.execLocalSpec(spec, args)
 	case same:
 		p := c.newPending(1, nil)
-		c.w.queueRemote(home, batchItem{conn: c, reply: p, db: c.client.DB, proto: c.out.Proto, args: copyArgs(args)})
+		// The shard that runs it times it (runBatch).
+		timed := c.w.ran
+		c.w.ran = nil
+		c.w.queueRemote(home, batchItem{conn: c, reply: p, db: c.client.DB, proto: c.out.Proto, args: copyArgs(args), timed: timed})
 	case spec.Name == "msetnx":
 		c.msetnxAcross(args, pos)
 	default:
@@ -205,13 +212,13 @@ func (c *conn) execLocalSpec(spec *keyspace.CommandSpec, args [][]byte) {
 		start := len(c.out.Buf)
 		c.noteWrite(c.w.exec(&c.client, spec, args, &c.out))
 		if c.w.noteReply(c.out.Buf[start:]) {
-			c.w.noteFailed(spec)
+			c.w.noteFailed(spec, c.w.ran)
 		}
 		return
 	}
 	reply := c.execPartSpec(spec, args)
 	if c.w.noteReply(reply) {
-		c.w.noteFailed(spec)
+		c.w.noteFailed(spec, c.w.ran)
 	}
 	c.queue.push(&pendingReply{data: reply})
 }
@@ -245,10 +252,15 @@ func (w *worker) noteReply(reply []byte) bool {
 }
 
 // noteFailed counts a data command that ran and answered an error
-// (commandstats failed_calls, moond_commands_failed_total). Only error
-// replies pay for the lookup.
-func (w *worker) noteFailed(spec *keyspace.CommandSpec) {
+// (commandstats failed_calls, moond_commands_failed_total): on ran, the
+// entry its call counted on, when that is a subcommand of spec, else on
+// spec's entry. Only error replies pay for the lookup.
+func (w *worker) noteFailed(spec *keyspace.CommandSpec, ran *command) {
 	if spec == nil {
+		return
+	}
+	if ran != nil && ran.parent != nil && ran.parent.spec == spec {
+		w.stats.cmdCalls[ran.id].failed++
 		return
 	}
 	if cmd := commands[spec.Name]; cmd != nil {

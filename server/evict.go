@@ -122,6 +122,9 @@ func (w *worker) enforceMemory() uint64 {
 		ev = w.sh.Evict(w.effectiveLimit(), w.mem.timeLimit)
 	}
 	w.mem.used.Store(ev.Used)
+	if ev.Took > 0 {
+		w.srv.latencyEvent("eviction-cycle", ev.Took)
+	}
 	w.noteEviction(ev.Result)
 	if ev.Result == keyspace.EvictFail && w.srv.overMaxmemory() {
 		w.nudgeOthers()

@@ -23,6 +23,7 @@ var (
 	descCommands         = newDesc("moond_commands_total", "Commands called, by command (INFO commandstats calls).", "shard", "command")
 	descCommandsFailed   = newDesc("moond_commands_failed_total", "Commands that ran and replied an error, by command (failed_calls).", "shard", "command")
 	descCommandsRejected = newDesc("moond_commands_rejected_total", "Commands refused before they ran, by command (rejected_calls).", "shard", "command")
+	descCommandDuration  = newDesc("moond_command_duration_seconds", "Time commands took to run on the shard, by command (latency-tracking; INFO latencystats).", "shard", "command")
 	descErrorReplies     = newDesc("moond_error_replies_total", "Error replies by their prefix (INFO errorstats).", "shard", "error")
 	descConnected        = newDesc("moond_connected_clients", "Client connections open.", "shard")
 	descBlocked          = newDesc("moond_blocked_clients", "Connections waiting in a blocking command.", "shard")

@@ -31,6 +31,17 @@ func (e emitter) histogram(d *prometheus.Desc, h *shard.WALHistogram, bounds []f
 	e.ch <- prometheus.MustNewConstHistogram(d, h.Count(), h.Sum, buckets, labels...)
 }
 
+// commandDuration sends one command's latency histogram on one shard;
+// sum is the seconds its calls took.
+func (e emitter) commandDuration(h *latencyHist, sum float64, labels ...string) {
+	cum := h.cumulativeBelow(promBounds)
+	buckets := make(map[float64]uint64, len(cum))
+	for i, b := range promBounds {
+		buckets[float64(b)/1e9] = cum[i]
+	}
+	e.ch <- prometheus.MustNewConstHistogram(descCommandDuration, h.total, sum, buckets, labels...)
+}
+
 // shard sends one shard's families; sh is its label.
 func (e emitter) shard(sh string, si *shardInfo) {
 	st := &si.stats
@@ -42,6 +53,9 @@ func (e emitter) shard(sh string, si *shardInfo) {
 		e.counter(descCommands, c.calls, sh, name)
 		e.counter(descCommandsFailed, c.failed, sh, name)
 		e.counter(descCommandsRejected, c.rejected, sh, name)
+		if h := st.hists[id]; h != nil {
+			e.commandDuration(h, float64(c.nanos)/1e9, sh, name)
+		}
 	}
 	for prefix, n := range st.errorsByPrefix {
 		e.counter(descErrorReplies, n, sh, prefix)

@@ -430,7 +430,16 @@ func (p *execPlan) assemble(replies map[int][][]byte, proto int) []byte {
 func (c *conn) capture(sc *serverCmd, args [][]byte) ([]byte, []*pendingReply) {
 	out, queue, wait := c.out, c.queue, c.blockWait
 	c.out, c.queue = resp.Writer{Proto: out.Proto}, replyQueue{}
+	// Counted and timed as a command of its own, as Redis counts and
+	// times EXEC's commands.
+	cmd := commands[sc.name].statEntry(args)
+	c.w.stats.cmdCalls[cmd.id].calls++
+	ran, pending := c.w.ran, c.w.pending
+	c.w.ran, c.w.pending = cmd, nil
+	start := monotonicNanos()
 	sc.run(c, args)
+	c.cmdDone(args, start)
+	c.w.ran, c.w.pending = ran, pending
 	reply, later := c.out.Buf, c.queue.items[c.queue.head:]
 	out.Proto = c.out.Proto // HELLO switches the protocol
 	c.out, c.queue, c.blockWait = out, queue, wait

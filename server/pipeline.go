@@ -17,6 +17,9 @@ type pendingReply struct {
 	// onReady, when set, runs once the reply is complete (EXEC waits so
 	// for the replies of the server commands it captured).
 	onReady func()
+	// timing, when set, times the command from its start to this reply
+	// (cmd_timing.go).
+	timing *pendingTiming
 }
 
 func (p *pendingReply) ready() bool { return p.left == 0 }
@@ -33,6 +36,10 @@ func (p *pendingReply) fill(part int, b []byte) {
 		w := resp.Writer{Proto: p.proto}
 		p.merge(p.parts, &w)
 		p.data, p.parts = w.Buf, nil
+	}
+	if p.left == 0 && p.timing != nil {
+		p.timing.done()
+		p.timing = nil
 	}
 	if p.left == 0 && p.onReady != nil {
 		f := p.onReady
@@ -84,6 +91,7 @@ func (c *conn) newPending(parts int, merge func([][]byte, *resp.Writer)) *pendin
 		p.parts = make([][]byte, parts)
 	}
 	c.queue.push(p)
+	c.w.pending = p
 	return p
 }
 

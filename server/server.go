@@ -55,6 +55,9 @@ type Server struct {
 	obufPubsub   atomic.Pointer[config.OutputBufferLimit] // pubsub_limit.go
 	oomShards    atomic.Int32                             // shards over their maxmemory share that cannot evict (evict.go)
 	maxmemory    atomic.Int64                             // the configured maxmemory, for the shards' reads (evict.go)
+	timing       atomic.Pointer[timingSettings]           // what command timing reads (cmd_timing.go)
+	slowlogID    atomic.Int64                             // the next slow log entry's id (slowlog.go)
+	latency      latencyMonitor                           // LATENCY's events (latency_monitor.go)
 
 	shutdownOnce sync.Once
 	shutdownReq  chan struct{} // closed by SHUTDOWN
@@ -115,6 +118,7 @@ func New(cfg *config.Config, log *slog.Logger) *Server {
 	}
 	s.activeExpire.Store(true)
 	s.cachePubsubLimit()
+	s.cacheTiming()
 	return s
 }
 
@@ -328,6 +332,7 @@ func (s *Server) shardOptions(id int) shard.Options {
 		Started:         s.started,
 		CrashAt:         s.CrashAt,
 		WALRecordLimit:  s.WALRecordLimit,
+		OnLatency:       s.latencyEvent,
 	}
 	if d := s.txnDecision.Load(); d != nil {
 		o.Txns = d.wait

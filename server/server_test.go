@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -237,10 +238,15 @@ func TestInfoHasRedisSectionsAndMoondFields(t *testing.T) {
 		"# Memory", "used_memory:", "# Persistence", "aof_last_write_status:ok", "rdb_changes_since_last_save:",
 		"# Stats", "total_commands_processed:", "# Replication", "role:master", "# CPU", "# Errorstats",
 		"errorstat_ERR:count=", "# Commandstats", "cmdstat_set:calls=2,",
-		"cmdstat_get:calls=1,usec=0,usec_per_call=0.00,rejected_calls=1,failed_calls=0", "rejected_calls=1,failed_calls=0\r\ncmdstat_get:", "# Keyspace", "db0:keys=2,expires=1"} {
+		"rejected_calls=1,failed_calls=0\r\ncmdstat_get:", "# Latencystats", "latency_percentiles_usec_set:p50=",
+		"# Keyspace", "db0:keys=2,expires=1"} {
 		if !strings.Contains(info, want) {
 			t.Errorf("INFO lacks %q", want)
 		}
+	}
+	// The GET that ran was timed (cmd_timing.go).
+	if !regexp.MustCompile(`cmdstat_get:calls=1,usec=\d+,usec_per_call=\d+\.\d\d,rejected_calls=1,failed_calls=0\r\n`).MatchString(info) {
+		t.Errorf("INFO's GET line is not calls=1,usec=N,usec_per_call=N.NN,rejected_calls=1,failed_calls=0:\n%s", info)
 	}
 }
 

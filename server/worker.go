@@ -69,6 +69,13 @@ type worker struct {
 	// sent before the loop waits (flushPushed).
 	pushed []*conn
 
+	// ran is the command dispatch marked as run, for runInput to time
+	// (cmd_timing.go); pending the last reply newPending queued meanwhile.
+	ran     *command
+	pending *pendingReply
+	// slowlog holds the slow log entries of this shard's connections.
+	slowlog slowRing
+
 	scratch resp.Writer
 	stats   workerStats
 	ticker  *runtime.Timer
@@ -85,12 +92,13 @@ type workerStats struct {
 	protocolErrors      int64
 	errorReplies        int64
 	errorsByPrefix      map[string]int64
-	cmdCalls            []cmdStat // by command id
-	txns                int64     // txns coordinated here (txn.go)
-	txnsAcross          int64     // of which over more than one shard
-	txnGroups           int64     // groups of txns that held their shards together
-	execs               int64     // EXECs that ran their queue
-	heldNanos           int64     // time txns held this shard
+	cmdCalls            []cmdStat      // by command id
+	hists               []*latencyHist // by command id; nil until called (latency-tracking)
+	txns                int64          // txns coordinated here (txn.go)
+	txnsAcross          int64          // of which over more than one shard
+	txnGroups           int64          // groups of txns that held their shards together
+	execs               int64          // EXECs that ran their queue
+	heldNanos           int64          // time txns held this shard
 	// obufLimitDisconnections: subscribers closed at the output buffer
 	// limit (pubsub_limit.go).
 	obufLimitDisconnections int64
@@ -98,6 +106,7 @@ type workerStats struct {
 
 type cmdStat struct {
 	calls, failed, rejected int64
+	nanos                   int64 // time spent running them (cmd_timing.go)
 }
 
 func newWorker(srv *Server, id int, loop *runtime.Loop) *worker {
@@ -112,6 +121,7 @@ func newWorker(srv *Server, id int, loop *runtime.Loop) *worker {
 	w.stats.errorsByPrefix = make(map[string]int64)
 	w.track.init(w)
 	w.stats.cmdCalls = make([]cmdStat, len(commandList))
+	w.stats.hists = make([]*latencyHist, len(commandList))
 	return w
 }
 

@@ -115,6 +115,9 @@ func (s *Shard) openLog() {
 		MaxRecordPayload: s.o.WALRecordLimit})
 	s.wal = wal.NewWriter(s.loop, s.be, app, s.walDir(), s.policy)
 	s.wal.OnProgress = s.walProgress
+	if on := s.o.OnLatency; on != nil {
+		s.wal.OnSync = func(took time.Duration) { on("wal-fsync", took) }
+	}
 	c := s.ckpt
 	s.wal.OnSegment = func(first uint64) { c.segs = append(c.segs, first) }
 }

@@ -120,6 +120,9 @@ func (s *Shard) checkpointPublished(redo uint64) {
 	s.gapCovered(redo)
 	s.recycleSegments(redo)
 	s.retireEmptyFiles(redo)
+	if s.o.OnLatency != nil {
+		s.o.OnLatency("checkpoint", time.Duration(c.mgr.Stats().LastDurationMs)*time.Millisecond)
+	}
 }
 
 // checkpointPoisoned: a heap fsync failed. Writes are refused for good.

@@ -72,6 +72,12 @@ type Options struct {
 	// holds and calls done on this shard's thread (txnsync.go).
 	SyncPeers func(done func(error))
 
+	// OnLatency, when set, is told how long each WAL fdatasync
+	// ("wal-fsync"), each checkpoint, from its start to its redo point's
+	// publication ("checkpoint"), and each active expire cycle
+	// ("expire-cycle") took: the server's latency monitor.
+	OnLatency func(event string, took time.Duration)
+
 	// BootHold is the test-only boot hold (moond --test-hold-boot): when
 	// set, the boot calls it after the heap load and before the WAL
 	// replay, and it returns when the shard may go on loading.
@@ -241,7 +247,11 @@ func (s *Shard) RefusesWrites() bool { return s.refusing || s.canLog() != nil }
 // within expireBudget (none when it is 0), and the checkpoint's step.
 func (s *Shard) Tick(expireBudget time.Duration) {
 	if expireBudget > 0 {
+		start := time.Now()
 		s.ks.ActiveExpire(expireBudget)
+		if s.o.OnLatency != nil {
+			s.o.OnLatency("expire-cycle", time.Since(start))
+		}
 	}
 	if s.ckpt != nil && s.ckpt.mgr != nil {
 		t := s.o.Tunables()

@@ -110,6 +110,7 @@ var perShardFamilies = []string{
 // commands or errors they count happened (on the connection's shard).
 var perShardWhenUsed = []string{
 	"moond_commands_total", "moond_commands_failed_total", "moond_commands_rejected_total", "moond_error_replies_total",
+	"moond_command_duration_seconds",
 }
 
 // serverFamilies are the server-wide families.
@@ -205,6 +206,9 @@ func TestMetricsEndpointExposesEveryFamilyPerShard(t *testing.T) {
 					}
 					want(sumWhere(f, "moond_commands_total", "command", "set") >= nkeys, "commands_total{set} = %v, want ≥ %d", sumWhere(f, "moond_commands_total", "command", "set"), nkeys)
 					want(sumWhere(f, "moond_commands_total", "command", "get") >= 1, "no GET counted")
+					// Every SET ran on the shard of its key, which timed it.
+					want(sumWhere(f, "moond_command_duration_seconds", "command", "set") >= nkeys, "command_duration_seconds{set} counts %v, want ≥ %d",
+						sumWhere(f, "moond_command_duration_seconds", "command", "set"), nkeys)
 					want(sumWhere(f, "moond_commands_failed_total", "command", "incr") >= 1, "the failed INCR not counted")
 					want(sumWhere(f, "moond_error_replies_total", "error", "ERR") >= 1, "no ERR reply counted")
 					want(sumWhere(f, "moond_keys", "db", "0") == nkeys, "keys in db0 = %v, want %d", sumWhere(f, "moond_keys", "db", "0"), nkeys)

@@ -129,7 +129,7 @@ func (w *Writer) syncForTrailers() {
 			w.poison(err)
 			return
 		}
-		w.stats.SyncSeconds.observeSync(start)
+		w.syncTook(start)
 		w.synced(target)
 		w.progress()
 		finishTrailers(attached, res[1:], nil)

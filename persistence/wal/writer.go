@@ -82,6 +82,9 @@ type Writer struct {
 	// entry durable), with its first LSN: the server keeps the list of
 	// segments that checkpoint recycling works from.
 	OnSegment func(firstLSN uint64)
+	// OnSync, when set, is told how long each fdatasync of the log took
+	// (the server's latency monitor, event wal-fsync).
+	OnSync func(took time.Duration)
 
 	seg         runtime.FD // the open segment file
 	segFirst    uint64     // its first LSN; 0 when none is open
@@ -183,7 +186,7 @@ func (w *Writer) write(g *Group) {
 				return
 			}
 			w.stats.Datasyncs++
-			w.stats.SyncSeconds.observeSync(start)
+			w.syncTook(start)
 			w.app.MarkDurable(last)
 		}
 		if sealed {
@@ -262,7 +265,7 @@ func (w *Writer) Sync() {
 			w.poison(fmt.Errorf("wal: fdatasync %s: %w", SegmentName(w.segFirst), err))
 			return
 		}
-		w.stats.SyncSeconds.observeSync(start)
+		w.syncTook(start)
 		w.synced(target)
 		w.progress()
 	})
@@ -389,3 +392,13 @@ func (w *Writer) finishClose() {
 
 // IsNoSpace reports whether err is ENOSPC, for Redis's error texts.
 func IsNoSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) }
+
+// syncTook counts an fdatasync that began at start (Stats.SyncSeconds) and
+// reports its duration to OnSync.
+func (w *Writer) syncTook(start time.Time) {
+	took := time.Since(start)
+	w.stats.SyncSeconds.Observe(&SyncSecondsBounds, took.Seconds())
+	if w.OnSync != nil {
+		w.OnSync(took)
+	}
+}

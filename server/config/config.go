@@ -70,6 +70,17 @@ type Config struct {
 	// keyspace events published (none by default).
 	NotifyKeyspaceEvents keyspace.EventClass
 
+	// Command timing, with Redis's names and defaults:
+	// slowlog-log-slower-than (µs; -1 logs nothing, 0 every command),
+	// slowlog-max-len, latency-monitor-threshold (ms; 0 is off),
+	// latency-tracking (per-command histograms) and
+	// latency-tracking-info-percentiles (INFO latencystats).
+	SlowlogLogSlowerThan           int64
+	SlowlogMaxLen                  int64
+	LatencyMonitorThreshold        int64
+	LatencyTracking                bool
+	LatencyTrackingInfoPercentiles []float64
+
 	// moond's runtime.
 	Shards      int
 	IOBackend   string // auto | uring | pool
@@ -128,6 +139,11 @@ func Default() *Config {
 		IOBackend:                 "auto",
 		UringDeferTaskrun:         true,
 		Stored:                    defaultStored(),
+
+		SlowlogLogSlowerThan:           10000,
+		SlowlogMaxLen:                  128,
+		LatencyTracking:                true,
+		LatencyTrackingInfoPercentiles: []float64{50, 99, 99.9},
 	}
 }
 
@@ -135,41 +151,36 @@ func Default() *Config {
 // so that CONFIG GET answers what clients and tools expect.
 func defaultStored() map[string]string {
 	return map[string]string{
-		"save":                              "3600 1 300 100 60 10000",
-		"list-compress-depth":               "0",
-		"stream-node-max-bytes":             "4096",
-		"stream-node-max-entries":           "100",
-		"activerehashing":                   "yes",
-		"lazyfree-lazy-eviction":            "no",
-		"lazyfree-lazy-expire":              "no",
-		"lazyfree-lazy-server-del":          "no",
-		"lazyfree-lazy-user-del":            "no",
-		"lazyfree-lazy-user-flush":          "no",
-		"slowlog-log-slower-than":           "10000",
-		"slowlog-max-len":                   "128",
-		"latency-monitor-threshold":         "0",
-		"appendfilename":                    "appendonly.aof",
-		"dbfilename":                        "dump.rdb",
-		"no-appendfsync-on-rewrite":         "no",
-		"auto-aof-rewrite-percentage":       "100",
-		"auto-aof-rewrite-min-size":         "67108864",
-		"stop-writes-on-bgsave-error":       "yes",
-		"rdbcompression":                    "yes",
-		"rdbchecksum":                       "yes",
-		"daemonize":                         "no",
-		"supervised":                        "no",
-		"tcp-backlog":                       "511",
-		"lua-time-limit":                    "5000",
-		"busy-reply-threshold":              "5000",
-		"cluster-enabled":                   "no",
-		"replica-read-only":                 "yes",
-		"active-expire-effort":              "1",
-		"io-threads":                        "1",
-		"io-threads-do-reads":               "no",
-		"enable-debug-command":              "no",
-		"aof-use-rdb-preamble":              "yes",
-		"latency-tracking":                  "yes",
-		"latency-tracking-info-percentiles": "50 99 99.9",
+		"save":                        "3600 1 300 100 60 10000",
+		"list-compress-depth":         "0",
+		"stream-node-max-bytes":       "4096",
+		"stream-node-max-entries":     "100",
+		"activerehashing":             "yes",
+		"lazyfree-lazy-eviction":      "no",
+		"lazyfree-lazy-expire":        "no",
+		"lazyfree-lazy-server-del":    "no",
+		"lazyfree-lazy-user-del":      "no",
+		"lazyfree-lazy-user-flush":    "no",
+		"appendfilename":              "appendonly.aof",
+		"dbfilename":                  "dump.rdb",
+		"no-appendfsync-on-rewrite":   "no",
+		"auto-aof-rewrite-percentage": "100",
+		"auto-aof-rewrite-min-size":   "67108864",
+		"stop-writes-on-bgsave-error": "yes",
+		"rdbcompression":              "yes",
+		"rdbchecksum":                 "yes",
+		"daemonize":                   "no",
+		"supervised":                  "no",
+		"tcp-backlog":                 "511",
+		"lua-time-limit":              "5000",
+		"busy-reply-threshold":        "5000",
+		"cluster-enabled":             "no",
+		"replica-read-only":           "yes",
+		"active-expire-effort":        "1",
+		"io-threads":                  "1",
+		"io-threads-do-reads":         "no",
+		"enable-debug-command":        "no",
+		"aof-use-rdb-preamble":        "yes",
 	}
 }
 
@@ -177,6 +188,7 @@ func defaultStored() map[string]string {
 func (c *Config) Clone() *Config {
 	d := *c
 	d.Bind = append([]string(nil), c.Bind...)
+	d.LatencyTrackingInfoPercentiles = append([]float64(nil), c.LatencyTrackingInfoPercentiles...)
 	d.Stored = make(map[string]string, len(c.Stored))
 	for k, v := range c.Stored {
 		d.Stored[k] = v

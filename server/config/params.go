@@ -136,6 +136,11 @@ func buildParams() []*Param {
 			Set: func(c *Config, v string) error { c.MetricsAddr = v; return nil }},
 		outputBufferLimitParam(),
 		intParam("tracking-table-max-keys", true, 0, math.MaxInt, func(c *Config) *int { return &c.TrackingTableMaxKeys }),
+		int64Param("slowlog-log-slower-than", -1, func(c *Config) *int64 { return &c.SlowlogLogSlowerThan }),
+		int64Param("slowlog-max-len", 0, func(c *Config) *int64 { return &c.SlowlogMaxLen }),
+		int64Param("latency-monitor-threshold", 0, func(c *Config) *int64 { return &c.LatencyMonitorThreshold }),
+		boolParam("latency-tracking", true, func(c *Config) *bool { return &c.LatencyTracking }),
+		percentilesParam(),
 		{Name: "notify-keyspace-events", Mutable: true,
 			Get: func(c *Config) string { return c.NotifyKeyspaceEvents.String() },
 			Set: func(c *Config, v string) error {
