@@ -144,7 +144,7 @@ func (c *conn) flags() string {
 	if c.multi != nil {
 		f += "x"
 	}
-	if c.blocked != nil {
+	if c.blocked != nil || c.pauseHeld {
 		f += "b"
 	}
 	if t := c.track; t != nil {

@@ -38,7 +38,7 @@ type shardInfo struct {
 type dbInfo struct{ keys, expires, avgTTL int64 }
 
 func (w *worker) collectInfo() shardInfo {
-	si := shardInfo{clients: len(w.conns), blocked: w.blockedClients, timed: w.timedBlocked, stats: w.stats}
+	si := shardInfo{clients: len(w.conns), blocked: w.blockedClients + w.heldClients(), timed: w.timedBlocked, stats: w.stats}
 	si.overTotal, si.overNow = w.mem.overTimes(w.loop.Now())
 	si.stats.errorsByPrefix = make(map[string]int64, len(w.stats.errorsByPrefix))
 	for k, v := range w.stats.errorsByPrefix {

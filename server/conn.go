@@ -79,6 +79,11 @@ type conn struct {
 	// heldParked: the connection's input waits for a txn to release the
 	// shard (txn.go).
 	heldParked bool
+	// pauseHeld: a CLIENT PAUSE holds the command pauseArgs (pause_conn.go);
+	// once it lets it go, pauseArgs runs before the rest of the input.
+	pauseHeld bool
+	pauseArgs [][]byte
+	pauseCmd  *command
 	// multi is the transaction being queued between MULTI and EXEC.
 	multi *multiState
 	// watches are the keys WATCH watches (watch.go).
@@ -184,7 +189,7 @@ func (c *conn) onWatch(n int, err error) {
 	}
 	c.rend += copy(c.rbuf[c.rend:], c.watchBuf[:n])
 	switch {
-	case c.blockWait != nil:
+	case c.blockWait != nil || c.pauseHeld:
 		c.heldInput()
 	case c.state == connReading: // the reply went; this read was the next
 		c.process()
@@ -263,7 +268,7 @@ func (c *conn) heldInput() {
 		c.close()
 		return
 	}
-	if c.blockWait != nil && c.state == connReading {
+	if (c.blockWait != nil || c.pauseHeld) && c.state == connReading {
 		c.watch()
 	}
 }
@@ -282,7 +287,10 @@ func (c *conn) runInput() {
 	c.state = connRunning
 	window := 0 // commands left that prefetchWindow has looked at
 	c.unprocessed = false
-	for c.rpos < c.rend && !c.closeAfterReply && c.blockWait == nil {
+	if c.pauseArgs != nil {
+		c.runPaused()
+	}
+	for c.rpos < c.rend && !c.closeAfterReply && c.blockWait == nil && !c.pauseHeld {
 		if c.w.holder != nil {
 			c.parkWhileHeld()
 			break
@@ -319,7 +327,7 @@ func (c *conn) runInput() {
 	}
 	if c.rpos == c.rend {
 		c.rpos, c.rend = 0, 0
-	} else if c.blockWait != nil || c.heldParked {
+	} else if c.blockWait != nil || c.heldParked || c.pauseHeld {
 		c.unprocessed = true
 	}
 	c.queue.popReady(&c.out)
@@ -442,7 +450,7 @@ func (c *conn) afterSend() {
 		// A blocked command's reply came during the send.
 		c.state = connRunning
 		c.maybeFlush()
-	case c.blockWait != nil:
+	case c.blockWait != nil || c.pauseHeld:
 		c.watch()
 	case c.heldParked:
 		c.state = connRunning // resumeHeld runs the input

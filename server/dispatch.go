@@ -44,8 +44,11 @@ func (c *conn) dispatch(args [][]byte) {
 // dispatchCommand runs one parsed command: authentication and arity first,
 // then either a server command or a data command routed to its keys' shard.
 func (c *conn) dispatchCommand(args [][]byte) {
-	c.w.stats.commands++
 	cmd := c.lastCommand.lookup(args[0])
+	if c.w.pause.kind != pauseOff && c.holdForPause(cmd, args) {
+		return
+	}
+	c.w.stats.commands++
 	if c.multi != nil && c.inMulti(cmd, args) {
 		return
 	}

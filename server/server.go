@@ -55,6 +55,7 @@ type Server struct {
 	obufPubsub   atomic.Pointer[config.OutputBufferLimit] // pubsub_limit.go
 	oomShards    atomic.Int32                             // shards over their maxmemory share that cannot evict (evict.go)
 	maxmemory    atomic.Int64                             // the configured maxmemory, for the shards' reads (evict.go)
+	pause        serverPause                              // CLIENT PAUSE as decided (pause.go)
 
 	shutdownOnce sync.Once
 	shutdownReq  chan struct{} // closed by SHUTDOWN
