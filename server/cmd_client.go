@@ -100,6 +100,8 @@ func cmdClient(c *conn, args [][]byte) {
 			c.client.NoTouch = on == "on"
 		}
 		c.ok()
+	case sub == "reply" && len(args) == 3:
+		clientReply(c, args)
 	case sub == "pause":
 		clientPause(c, args)
 	case sub == "unpause" && len(args) == 2:

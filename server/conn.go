@@ -52,7 +52,9 @@ type conn struct {
 	name            string
 	libName, libVer string
 	authed          bool
-	closeAfterReply bool // QUIT, a protocol error, CLIENT KILL
+	closeAfterReply bool      // QUIT, a protocol error, CLIENT KILL
+	reply           replyMode // CLIENT REPLY (client_reply.go)
+	replyForced     bool      // CLIENT REPLY ON ran: its OK goes even when silenced
 
 	// waitLSN is the highest WAL record this connection's pending replies
 	// depend on; they leave only once the WAL holds it (see ackedLSN).

@@ -35,7 +35,11 @@ func arityOK(arity, n int) bool {
 // caused on this shard (CLIENT TRACKING): right after its reply, as Redis
 // sends them after the command, not when the loop next waits.
 func (c *conn) dispatch(args [][]byte) {
-	c.dispatchCommand(args)
+	if c.reply == replyOn {
+		c.dispatchCommand(args)
+	} else {
+		c.dispatchSilenced(args)
+	}
 	if c.w.track.due() {
 		c.w.track.flush()
 	}
