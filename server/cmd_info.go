@@ -35,7 +35,9 @@ type shardInfo struct {
 	shard              shard.Info
 }
 
-type dbInfo struct{ keys, expires, avgTTL int64 }
+// dbInfo is a database's figures: INFO keyspace's, and the bytes of its
+// key and expiry tables (MEMORY STATS).
+type dbInfo struct{ keys, expires, avgTTL, mainBytes, expiresBytes int64 }
 
 func (w *worker) collectInfo() shardInfo {
 	si := shardInfo{clients: len(w.conns), blocked: w.blockedClients + w.heldClients(), timed: w.timedBlocked, stats: w.stats}
@@ -56,7 +58,8 @@ func (w *worker) collectInfo() shardInfo {
 	si.shard = w.sh.Info()
 	for i := 0; i < w.ks.NumDBs(); i++ {
 		db := w.ks.DBInfo(i)
-		si.keyspace = append(si.keyspace, dbInfo{keys: db.Keys, expires: db.Expires, avgTTL: db.AvgTTL})
+		si.keyspace = append(si.keyspace, dbInfo{keys: db.Keys, expires: db.Expires, avgTTL: db.AvgTTL,
+			mainBytes: db.MainBytes, expiresBytes: db.ExpiresBytes})
 	}
 	return si
 }
