@@ -65,7 +65,9 @@ func (w *worker) collectInfo() shardInfo {
 }
 
 var defaultInfoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
-var allInfoSections = append(append([]string{}, defaultInfoSections...), "commandstats")
+
+// allInfoSections are every section, in the order Redis 7.0 writes them.
+var allInfoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "commandstats", "errorstats", "cluster", "keyspace"}
 
 func cmdInfo(c *conn, args [][]byte) {
 	want := map[string]bool{}
