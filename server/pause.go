@@ -158,14 +158,19 @@ func (w *worker) setPause(st pauseState) {
 	}
 }
 
-// pauseTimedOut ends the pause when its end has come (a later state may
-// have moved the end: then its own timer ends it).
+// pauseTimedOut ends the pause when its end has come; a timer that fired
+// early (the loop's clock is coarse) waits again for the rest.
 func (w *worker) pauseTimedOut() {
 	w.pause.timer = nil
-	if w.pause.kind != pauseOff && !time.Now().Before(w.pause.end) {
-		w.pause.kind = pauseOff
-		w.endPause()
+	if w.pause.kind == pauseOff {
+		return
 	}
+	if left := time.Until(w.pause.end); left > 0 {
+		w.pause.timer = w.loop.AfterFunc(left, w.pauseTimedOut)
+		return
+	}
+	w.pause.kind = pauseOff
+	w.endPause()
 }
 
 // endPause lets expiry and eviction go again and runs the held
