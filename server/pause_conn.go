@@ -2,6 +2,7 @@ package server
 
 import (
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/moond-db/moond/keyspace"
@@ -26,12 +27,30 @@ func (c *conn) holdForPause(cmd *command, args [][]byte) bool {
 	} else {
 		arity = cmd.spec.Arity
 	}
-	if !arityOK(arity, len(args)) || !c.authed && !noAuth {
+	if !arityOK(arity, len(args)) || !c.authed && !noAuth || !subcommandOK(cmd, args) {
 		return false
 	}
 	c.pauseCmd, c.pauseArgs, c.pauseHeld = cmd, copyArgs(args), true
 	c.w.pause.held = append(c.w.pause.held, c)
 	return true
+}
+
+// subcommandOK reports whether a container command's subcommand exists
+// and has its arity, which Redis checks before its pause as well (CLIENT
+// with the subcommands it checks, OBJECT, MEMORY, ...).
+func subcommandOK(cmd *command, args [][]byte) bool {
+	if len(args) < 2 {
+		return true
+	}
+	if cmd.name == "client" {
+		a, ok := clientSubArity[strings.ToLower(string(args[1]))]
+		return !ok || arityOK(a, len(args))
+	}
+	if cmd.spec == nil || cmd.spec.Subcommands == nil {
+		return true
+	}
+	sub := cmd.spec.Subcommand(args[1])
+	return sub != nil && arityOK(sub.Arity, len(args))
 }
 
 // pauseHolds reports whether the worker's pause holds cmd: ALL holds

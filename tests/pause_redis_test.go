@@ -125,6 +125,16 @@ var pauseRedisScenarios = []blockingScenario{
 		e.do("NOSUCHCOMMAND")
 		e.do("CLIENT", "UNPAUSE")
 	}},
+	{"errors answer at once under ALL", func(e *benv) {
+		e.do("MULTI")
+		e.do("CLIENT", "PAUSE", "300", "ALL")
+		e.do("EXEC")
+		e.do("GET")
+		e.do("CLIENT", "PAUSE")
+		e.do("OBJECT", "NOSUCH", "k")
+		e.do("OBJECT", "ENCODING")
+		e.do("PING")
+	}},
 	{"a pause starts at the end of a transaction", func(e *benv) {
 		e.do("MULTI")
 		e.do("SET", "FOO1{t}", "BAR")
