@@ -1,10 +1,12 @@
 package server
 
 import (
+	"encoding/hex"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/resp"
 )
 
@@ -15,6 +17,8 @@ func init() {
 var debugHelp = []string{
 	"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 	"CHANGE-REPL-ID", "    Accepted; moond has no replication IDs to change yet.",
+	"DIGEST", "    Output a hex signature representing the current DB content.",
+	"DIGEST-VALUE <key> [<key> ...]", "    Output a hex signature of the values of all the specified keys.",
 	"ERROR <string>", "    Return a Redis protocol error with <string> as message.",
 	"LOG <message>", "    Write <message> to the server log.",
 	"OBJECT <key>", "    Show low level info about `key` and associated value.",
@@ -36,6 +40,10 @@ func cmdDebug(c *conn, args [][]byte) {
 		c.ok()
 	case sub == "object" && len(args) == 3:
 		debugObject(c, args[2])
+	case sub == "digest" && len(args) == 2:
+		debugDigest(c)
+	case sub == "digest-value":
+		debugDigestValue(c, args[2:])
 	case sub == "reload":
 		debugReload(c, args[2:])
 	case sub == "error" && len(args) == 3:
@@ -118,5 +126,57 @@ func debugReload(c *conn, opts [][]byte) {
 			return
 		}
 		w.SimpleString("OK")
+	})
+}
+
+// debugDigest is DEBUG DIGEST: each shard XORs its keys' digests per
+// database, and the databases' sums are combined in database order.
+func debugDigest(c *conn) {
+	n := c.w.srv.nshards
+	sums, some := make([][]keyspace.Digest, n), make([][]bool, n)
+	c.fanoutCollect(func(w *worker, i int) {
+		if w.ks != nil {
+			sums[i], some[i] = w.ks.DigestDatabases()
+		}
+	}, func(w *resp.Writer) {
+		var final keyspace.Digest
+		for db := 0; db < c.w.srv.databases(); db++ {
+			var dbSum keyspace.Digest
+			keys := false
+			for i := range sums {
+				if db < len(sums[i]) && some[i][db] {
+					keys = true
+					dbSum.Xor(sums[i][db])
+				}
+			}
+			if keys {
+				final.MixDB(db)
+				final.Xor(dbSum)
+			}
+		}
+		w.SimpleString(hex.EncodeToString(final[:]))
+	})
+}
+
+// debugDigestValue is DEBUG DIGEST-VALUE key...: each key's value digest,
+// from the shard that holds it.
+func debugDigestValue(c *conn, keys [][]byte) {
+	db := c.client.DB
+	owned := copyArgs(keys)
+	digests := make([]keyspace.Digest, len(owned))
+	c.fanoutCollect(func(w *worker, _ int) {
+		if w.ks == nil {
+			return
+		}
+		for j, k := range owned {
+			if w.srv.shardOf(k) == w.id {
+				digests[j] = w.ks.DigestValue(db, k)
+			}
+		}
+	}, func(w *resp.Writer) {
+		w.ArrayHeader(len(digests))
+		for _, d := range digests {
+			w.SimpleString(hex.EncodeToString(d[:]))
+		}
 	})
 }

@@ -2,7 +2,10 @@ package tests
 
 import (
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // debugObjectVolatile are the fields of DEBUG OBJECT that differ between
@@ -43,6 +46,26 @@ var debugRedisScenarios = []blockingScenario{
 		e.do("DEBUG", "OBJECT")
 		e.do("DEBUG", "OBJECT", "a", "b")
 	}},
+	{"DEBUG DIGEST", func(e *benv) {
+		e.do("DEBUG", "DIGEST")
+		e.do("SET", "str", "hello")
+		e.do("SET", "int", "12345")
+		e.do("SET", "ttl", "x", "EX", "1000")
+		e.do("RPUSH", "list", "a", "1", "b")
+		e.do("SADD", "iset", "1", "2", "3")
+		e.do("SADD", "set", "x", "y")
+		e.do("ZADD", "z", "1", "a", "0.1", "b", "-2.5", "c", "3", "100")
+		e.do("HSET", "h", "f", "v", "g", "1")
+		e.do("DEBUG", "DIGEST")
+		e.do("DEBUG", "DIGEST-VALUE", "str", "int", "ttl", "list", "iset", "set", "z", "h", "nokey")
+		e.do("DEBUG", "DIGEST-VALUE")
+		e.do("SELECT", "2")
+		e.do("SET", "str", "hello")
+		e.do("DEBUG", "DIGEST")
+		e.do("DEBUG", "DIGEST", "extra")
+		e.do("FLUSHALL")
+		e.do("SELECT", "0")
+	}},
 	{"DEBUG others", func(e *benv) {
 		e.do("DEBUG", "RELOAD", "bogus")
 		e.do("DEBUG", "RELOAD", "MERGE")
@@ -60,4 +83,44 @@ var debugRedisScenarios = []blockingScenario{
 // redis-server 7.0 (skipped when none is installed).
 func TestDebugMatchesRedisServer(t *testing.T) {
 	matchRedisServerWith(t, []string{"--enable-debug-command", "yes"}, debugRedisScenarios)
+}
+
+// TestDebugDigestSurvivesReloadAndKill: DEBUG DIGEST is the same after
+// DEBUG RELOAD, and after kill -9 and a restart on the same data
+// directory, as Redis's tests compare digests around a reload.
+func TestDebugDigestSurvivesReloadAndKill(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerIn(t, dir, "pool", 2)
+	c := s.client(2)
+	for _, cmd := range [][]any{
+		{"SET", "str", "hello"}, {"SET", "ttl", "x", "EX", "1000"}, {"RPUSH", "list", "a", "1", "b"},
+		{"SADD", "set", "x", "y"}, {"ZADD", "z", "1", "a", "0.1", "b"}, {"HSET", "h", "f", "v"},
+	} {
+		if err := c.Do(ctx(t), cmd...).Err(); err != nil {
+			t.Fatalf("%v: %v", cmd, err)
+		}
+	}
+	digest := func(c *redis.Client) string {
+		t.Helper()
+		d, err := c.Do(ctx(t), "DEBUG", "DIGEST").Text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	before := digest(c)
+	if before == strings.Repeat("0", 40) {
+		t.Fatal("DEBUG DIGEST of a data set is zero")
+	}
+	if err := c.Do(ctx(t), "DEBUG", "RELOAD").Err(); err != nil {
+		t.Fatalf("DEBUG RELOAD: %v", err)
+	}
+	if after := digest(c); after != before {
+		t.Fatalf("digest after DEBUG RELOAD %s, before %s", after, before)
+	}
+	s.kill9()
+	s2 := startServerIn(t, dir, "pool", 2)
+	if after := digest(s2.client(2)); after != before {
+		t.Fatalf("digest after kill -9 and restart %s, before %s", after, before)
+	}
 }
