@@ -156,6 +156,9 @@ func (c *conn) flags() string {
 			f += "B"
 		}
 	}
+	if c.noEvict {
+		f += "e"
+	}
 	if f == "" {
 		return "N"
 	}

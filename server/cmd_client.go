@@ -98,6 +98,8 @@ func cmdClient(c *conn, args [][]byte) {
 		}
 		if sub == "no-touch" {
 			c.client.NoTouch = on == "on"
+		} else {
+			c.noEvict = on == "on" // shown in CLIENT LIST; moond evicts no clients
 		}
 		c.ok()
 	case sub == "reply" && len(args) == 3:

@@ -54,6 +54,7 @@ type conn struct {
 	authed          bool
 	closeAfterReply bool      // QUIT, a protocol error, CLIENT KILL
 	reply           replyMode // CLIENT REPLY (client_reply.go)
+	noEvict         bool      // CLIENT NO-EVICT ON: flag e in CLIENT LIST
 	replyForced     bool      // CLIENT REPLY ON ran: its OK goes even when silenced
 
 	// waitLSN is the highest WAL record this connection's pending replies

@@ -1,11 +1,15 @@
 package tests
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // CLIENT REPLY compared with redis-server 7.0: OFF answers nothing, not
 // even errors or replies that come from other shards or a blocked
 // command, until ON (which answers OK); SKIP drops the next reply only,
-// and a SKIP during SKIP drops the one after it.
+// and a SKIP during SKIP drops the one after it. CLIENT NO-EVICT, a flag
+// only (moond evicts no clients), shows in CLIENT LIST.
 var clientReplyScenarios = []blockingScenario{
 	{"errors", func(e *benv) {
 		e.do("CLIENT", "REPLY", "bogus")
@@ -45,10 +49,32 @@ var clientReplyScenarios = []blockingScenario{
 		e.send(d, "ECHO", "three")
 		e.read(d)
 	}},
+	{"CLIENT NO-EVICT shows flag e", func(e *benv) {
+		d := e.client()
+		id := e.clientID(d)
+		e.send(d, "CLIENT", "NO-EVICT", "ON")
+		e.read(d)
+		clientFlagsOnly(e, id)
+		e.send(d, "CLIENT", "NO-EVICT", "OFF")
+		e.read(d)
+		clientFlagsOnly(e, id)
+		e.do("CLIENT", "NO-EVICT", "maybe")
+	}},
 }
 
 // TestClientReplyMatchesRedisServer compares the CLIENT REPLY scenarios
 // with redis-server 7.0 (skipped when none is installed).
 func TestClientReplyMatchesRedisServer(t *testing.T) {
 	matchRedisServer(t, clientReplyScenarios)
+}
+
+// clientFlagsOnly records the flags of CLIENT LIST for a client (its cmd
+// field names a subcommand as "client" in moond, "client|no-evict" in
+// Redis).
+func clientFlagsOnly(e *benv, id string) {
+	for _, f := range strings.Fields(e.quiet("CLIENT", "LIST", "ID", id)) {
+		if strings.HasPrefix(f, "flags=") {
+			e.note("CLIENT LIST ID <id>: %s", f)
+		}
+	}
 }
