@@ -22,6 +22,8 @@ var debugHelp = []string{
 	"ERROR <string>", "    Return a Redis protocol error with <string> as message.",
 	"LOG <message>", "    Write <message> to the server log.",
 	"OBJECT <key>", "    Show low level info about `key` and associated value.",
+	"PROTOCOL <type>", "    Reply with a test value of the specified type. <type> can be: string,",
+	"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,", "    true, false.",
 	"RELOAD [MERGE|NOFLUSH|NOSAVE ...]", "    Checkpoint every shard, so that the data set is what a restart loads.",
 	"SLEEP <seconds>", "    Delay this client's reply by <seconds> (the server keeps serving).",
 	"SET-ACTIVE-EXPIRE <0|1>", "    Switch the active expire cycle off or on.",
@@ -44,6 +46,8 @@ func cmdDebug(c *conn, args [][]byte) {
 		debugDigest(c)
 	case sub == "digest-value":
 		debugDigestValue(c, args[2:])
+	case sub == "protocol" && len(args) == 3:
+		debugProtocol(c, args[2])
 	case sub == "reload":
 		debugReload(c, args[2:])
 	case sub == "error" && len(args) == 3:

@@ -66,6 +66,20 @@ var debugRedisScenarios = []blockingScenario{
 		e.do("FLUSHALL")
 		e.do("SELECT", "0")
 	}},
+	{"DEBUG PROTOCOL", func(e *benv) {
+		for _, typ := range []string{"string", "integer", "double", "bignum", "null", "array", "set", "map", "true", "false", "verbatim"} {
+			e.do("DEBUG", "PROTOCOL", typ)
+		}
+		d := e.client()
+		for _, typ := range []string{"attrib", "push"} {
+			e.send(d, "DEBUG", "PROTOCOL", typ)
+			e.read(d)
+			if e.proto == 3 {
+				e.read(d) // the reply after the attribute's or push's
+			}
+		}
+		e.do("DEBUG", "PROTOCOL", "bogus")
+	}},
 	{"DEBUG others", func(e *benv) {
 		e.do("DEBUG", "RELOAD", "bogus")
 		e.do("DEBUG", "RELOAD", "MERGE")
