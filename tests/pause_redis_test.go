@@ -45,6 +45,19 @@ var pauseRedisScenarios = []blockingScenario{
 		e.read(d)
 		e.do("GET", "FOO")
 	}},
+	{"a held command's pipeline waits behind it", func(e *benv) {
+		d := e.client()
+		e.do("CLIENT", "PAUSE", "100000", "WRITE")
+		d.write(encodeCommand([]string{"SET", "a", "1"}) + encodeCommand([]string{"GET", "a"}) +
+			encodeCommand([]string{"MGET", "a", "b", "c", "d"}) + encodeCommand([]string{"INCR", "n"}))
+		e.note("d1> SET a 1; GET a; MGET a b c d; INCR n")
+		e.blocked(1)
+		e.do("GET", "a")
+		e.do("CLIENT", "UNPAUSE")
+		for range 4 {
+			e.read(d)
+		}
+	}},
 	{"the pausing client is held too", func(e *benv) {
 		e.do("CLIENT", "PAUSE", "100000", "WRITE")
 		e.do("GET", "k")
