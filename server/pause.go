@@ -19,7 +19,7 @@ import (
 // Both stop active expiry and eviction; a read of an expired key finds
 // it missing but leaves it in place (keyspace.SetExpiryPaused).
 //
-// The server holds the pause as decided (Server.pause, under pauseMu);
+// The server holds the pause as decided (Server.pause, under its mutex);
 // every worker holds a copy (worker.pause) that its connections consult,
 // updated on the worker's own thread. CLIENT PAUSE answers once every
 // worker has its copy, so nothing of the held kind starts anywhere after
@@ -112,12 +112,14 @@ func clientPause(c *conn, args [][]byte) {
 		c.errorReply("ERR timeout is negative")
 		return
 	}
-	now := time.Now()
-	if ms > math.MaxInt64/int64(time.Millisecond)-now.UnixNano()/int64(time.Millisecond) {
-		c.errorReply("ERR timeout is out of range")
-		return
+	// Redis accepts any timeout (its end overflows past LLONG_MAX); here
+	// one longer than a Duration holds (292 years) is as long as that.
+	d := time.Duration(math.MaxInt64)
+	if ms < int64(d/time.Millisecond) {
+		d = time.Duration(ms) * time.Millisecond
 	}
-	st := c.w.srv.pause.pause(kind, now.Add(time.Duration(ms)*time.Millisecond), now)
+	now := time.Now()
+	st := c.w.srv.pause.pause(kind, now.Add(d), now)
 	c.spreadPause(st)
 }
 

@@ -19,6 +19,8 @@ var pauseRedisScenarios = []blockingScenario{
 		e.do("CLIENT", "PAUSE", "10", "WRITE", "extra")
 		e.do("CLIENT", "PAUSE")
 		e.do("CLIENT", "PAUSE", "99999999999999999999")
+		e.do("CLIENT", "PAUSE", "9000000000000000000", "WRITE")
+		e.do("CLIENT", "UNPAUSE")
 		e.do("CLIENT", "UNPAUSE", "x")
 		e.do("CLIENT", "PAUSE", "0", "all")
 		e.do("CLIENT", "UNPAUSE")
