@@ -2,11 +2,11 @@ package server
 
 import (
 	"math"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/runtime"
 )
@@ -103,8 +103,8 @@ func clientPause(c *conn, args [][]byte) {
 			return
 		}
 	}
-	ms, err := strconv.ParseInt(string(args[2]), 10, 64)
-	if err != nil {
+	ms, ok := keyspace.ParseInt(args[2])
+	if !ok {
 		c.errorReply("ERR timeout is not an integer or out of range")
 		return
 	}

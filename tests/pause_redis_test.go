@@ -15,6 +15,9 @@ var pauseRedisScenarios = []blockingScenario{
 	{"errors", func(e *benv) {
 		e.do("CLIENT", "PAUSE", "abc")
 		e.do("CLIENT", "PAUSE", "-1")
+		e.do("CLIENT", "PAUSE", "+5", "WRITE")
+		e.do("CLIENT", "PAUSE", " 5", "WRITE")
+		e.do("CLIENT", "PAUSE", "abc", "sometimes")
 		e.do("CLIENT", "PAUSE", "10", "sometimes")
 		e.do("CLIENT", "PAUSE", "10", "WRITE", "extra")
 		e.do("CLIENT", "PAUSE")
