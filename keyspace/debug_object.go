@@ -11,7 +11,8 @@ import (
 // refcount and encoding are OBJECT's, lru the 24 LRU/LFU bits of the
 // slot, lru_seconds_idle OBJECT IDLETIME's. serializedlength is the
 // length of the value's DUMP serialization without the type byte and the
-// trailer, Redis's rdbSavedObjectLen: the same bytes as Redis for strings;
+// trailer, Redis's rdbSavedObjectLen: the same as Redis's for strings that
+// LZF does not shorten (moond's LZF finds other matches than Redis's);
 // moond serializes collections in RDB's plain encodings, not as listpacks
 // and intsets, so theirs differ from Redis's. A list adds Redis's ql_
 // fields, its nodes measured as the listpacks Redis would hold.
