@@ -258,9 +258,13 @@ func (ks *Keyspace) releaseKeysTmp(keys []string) {
 	ks.keysTmp = keys[:0]
 }
 
+// randomKeyTries bounds RANDOMKEY's draws of expired keys it may not
+// delete (Redis's maxtries).
+const randomKeyTries = 100
+
 func cmdRandomKey(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	d := ks.db(c)
-	for {
+	for tries := 1; ; tries++ {
 		sl := d.keys.random()
 		if sl == nil {
 			w.Null()
@@ -269,8 +273,12 @@ func cmdRandomKey(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		if sl.kw&kwTTL != 0 {
 			key := sl.keyBytes()
 			h := d.keys.hash(key)
-			if ks.expired(d, h, key) {
-				ks.expireKey(c.DB, h, key)
+			// While CLIENT PAUSE keeps expired keys, every key may be one:
+			// after randomKeyTries, one is answered, as Redis does.
+			if ks.expired(d, h, key) && (!ks.keepExpired || tries < randomKeyTries) {
+				if !ks.keepExpired {
+					ks.expireKey(c.DB, h, key)
+				}
 				continue
 			}
 		}

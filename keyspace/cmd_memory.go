@@ -12,8 +12,8 @@ import (
 // nothing. MEMORY PURGE collects garbage and returns free memory to the
 // operating system (Redis asks jemalloc to purge), so that used_memory,
 // the Go heap in use, then counts live data only. The other MEMORY
-// subcommands (DOCTOR, STATS, ...) are the server's business and not
-// implemented yet.
+// subcommands (DOCTOR, STATS, MALLOC-STATS) are the server's
+// (server/cmd_memory.go).
 
 func cmdMemoryUsage(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	for j := 3; j < len(args); j++ {
@@ -53,8 +53,14 @@ func cmdMemoryPurge(_ *Keyspace, _ *Client, _ [][]byte, w ReplyWriter) {
 
 var memoryHelp = []string{
 	"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"DOCTOR",
+	"    Return memory problems reports.",
+	"MALLOC-STATS",
+	"    Return internal statistics report from the memory allocator.",
 	"PURGE",
 	"    Attempt to purge dirty pages for reclamation by the allocator.",
+	"STATS",
+	"    Return information about the memory usage of the server.",
 	"USAGE <key> [SAMPLES <count>]",
 	"    Return memory in bytes used by <key> and its value. Nested values are",
 	"    sampled up to <count> times (default: 5, 0 means sample all).",
@@ -67,4 +73,15 @@ func cmdMemoryHelp(_ *Keyspace, _ *Client, _ [][]byte, w ReplyWriter) {
 	for _, l := range memoryHelp {
 		w.SimpleString(l)
 	}
+}
+
+// memoryServerTips are the command tips of the MEMORY subcommands the
+// server answers.
+var memoryServerTips = []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}
+
+// cmdServerOnly runs for a subcommand the server answers itself when it
+// reaches a keyspace anyway (a test calling Exec): the keyspace has no
+// figures of the server's.
+func cmdServerOnly(_ *Keyspace, _ *Client, args [][]byte, w ReplyWriter) {
+	w.Error(errUnknownSubcommand(args))
 }

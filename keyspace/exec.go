@@ -43,6 +43,9 @@ func (ks *Keyspace) ExecSpec(c *Client, spec *CommandSpec, args [][]byte, w Repl
 		return 0
 	}
 	ks.now = ks.Now()
+	if ks.expiryPaused {
+		ks.keepExpired = !spec.write
+	}
 	spec.run(ks, c, args, w)
 	return ks.execLSN
 }

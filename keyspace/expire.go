@@ -107,7 +107,7 @@ const (
 // expired. It stops when budget (wall-clock time, checked every 16 rounds)
 // runs out, and does nothing while Loading.
 func (ks *Keyspace) ActiveExpire(budget time.Duration) (expired int) {
-	if ks.Loading {
+	if ks.Loading || ks.expiryPaused {
 		return 0
 	}
 	start := time.Now()
@@ -184,4 +184,15 @@ func (ks *Keyspace) expireRound(dbi int) (sampled, deleted int) {
 	clear(due)
 	ks.keysTmp = due[:0]
 	return sampled, len(due)
+}
+
+// SetExpiryPaused stops or restarts the deletion of expired keys, as
+// CLIENT PAUSE does in Redis: while it is on, ActiveExpire deletes
+// nothing and a command that writes nothing finds an expired key missing
+// but leaves it in place (expired_keys does not move). A write still
+// deletes the expired keys it meets, before it runs, as a key it would
+// otherwise create twice.
+func (ks *Keyspace) SetExpiryPaused(on bool) {
+	ks.expiryPaused = on
+	ks.keepExpired = false
 }

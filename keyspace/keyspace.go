@@ -106,6 +106,10 @@ type Keyspace struct {
 	now      int64 // Now() as read for the command being executed
 	stats    Stats
 	expireDB int // next database ActiveExpire visits
+	// expiryPaused: CLIENT PAUSE is on (SetExpiryPaused); keepExpired:
+	// the command running writes nothing, so an expired key it meets is
+	// reported missing and kept.
+	expiryPaused, keepExpired bool
 
 	scratch []byte    // reply and parse scratch
 	keysTmp []string  // keys collected by KEYS and SCAN
@@ -210,7 +214,9 @@ func (ks *Keyspace) lookup(dbi int, key []byte) (*slot[entry], uint64) {
 	h := d.keys.hash(key)
 	sl := d.keys.find(h, key)
 	if sl != nil && sl.kw&kwTTL != 0 && ks.expired(d, h, key) {
-		ks.expireKey(dbi, h, key)
+		if !ks.keepExpired {
+			ks.expireKey(dbi, h, key)
+		}
 		return nil, h
 	}
 	return sl, h

@@ -6,6 +6,10 @@ import (
 	"unsafe"
 )
 
+// ParseInt is parseInt for the server's commands, whose integer arguments
+// Redis parses the same way (CLIENT PAUSE's timeout, ...).
+func ParseInt(b []byte) (int64, bool) { return parseInt(b) }
+
 // parseInt parses b as Redis's string2ll does: an optional '-', then "0" or
 // a digit 1-9 followed by digits, the whole of b, within int64. No '+', no
 // spaces, no leading zeros, no "-0".

@@ -26,12 +26,17 @@ type DBInfo struct {
 	Keys    int64 // keys, expired ones not yet reclaimed included
 	Expires int64 // keys with a TTL
 	AvgTTL  int64 // estimated mean TTL in ms of keys with one, from active expiry's samples
+	// MainBytes and ExpiresBytes are the memory of the key table and of
+	// the expiry table, their slots and segments (MEMORY STATS's
+	// overhead.hashtable.main and .expires).
+	MainBytes, ExpiresBytes int64
 }
 
 // DBInfo returns database i's figures.
 func (ks *Keyspace) DBInfo(i int) DBInfo {
 	d := ks.dbs[i]
-	return DBInfo{Keys: int64(d.keys.count), Expires: int64(d.expires.count), AvgTTL: d.avgTTL}
+	return DBInfo{Keys: int64(d.keys.count), Expires: int64(d.expires.count), AvgTTL: d.avgTTL,
+		MainBytes: d.keys.memory(), ExpiresBytes: d.expires.memory()}
 }
 
 // DBSize is DBSIZE for database i: keys that expired but were not yet

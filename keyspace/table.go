@@ -170,6 +170,10 @@ var keySpecs = []*CommandSpec{
 		{Name: "memory|help", Arity: 2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow"}, run: cmdMemoryHelp},
 		{Name: "memory|purge", Arity: 2, Flags: []string{}, ACLCategories: []string{"@slow"}, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, run: cmdMemoryPurge},
 		{Name: "memory|usage", Arity: -3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: []string{"@read", "@slow"}, run: cmdMemoryUsage},
+		// The server answers these three (server/cmd_memory.go): here for COMMAND.
+		{Name: "memory|doctor", Arity: 2, Flags: []string{}, ACLCategories: []string{"@slow"}, Tips: memoryServerTips, run: cmdServerOnly},
+		{Name: "memory|malloc-stats", Arity: 2, Flags: []string{}, ACLCategories: []string{"@slow"}, Tips: memoryServerTips, run: cmdServerOnly},
+		{Name: "memory|stats", Arity: 2, Flags: []string{}, ACLCategories: []string{"@slow"}, Tips: memoryServerTips, run: cmdServerOnly},
 	}},
 }
 

@@ -144,7 +144,7 @@ func (c *conn) flags() string {
 	if c.multi != nil {
 		f += "x"
 	}
-	if c.blocked != nil {
+	if c.blocked != nil || c.pauseHeld {
 		f += "b"
 	}
 	if t := c.track; t != nil {
@@ -155,6 +155,9 @@ func (c *conn) flags() string {
 		if t.bcast {
 			f += "B"
 		}
+	}
+	if c.noEvict {
+		f += "e"
 	}
 	if f == "" {
 		return "N"

@@ -21,6 +21,9 @@ var clientHelp = []string{
 	"KILL <ip:port>", "    Kill connection made from <ip:port>.",
 	"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are: ID, ADDR, LADDR, USER, SKIPME.",
 	"LIST [options ...]", "    Return information about client connections. Options: TYPE normal, ID <id> [...].",
+	"UNPAUSE", "    Stop the current client pause, resuming traffic.",
+	"PAUSE <timeout> [WRITE|ALL]", "    Suspend all, or just write, clients for <timeout> milliseconds.",
+	"REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
 	"SETNAME <name>", "    Assign the name <name> to the current connection.",
 	"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
 	"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
@@ -95,8 +98,16 @@ func cmdClient(c *conn, args [][]byte) {
 		}
 		if sub == "no-touch" {
 			c.client.NoTouch = on == "on"
+		} else {
+			c.noEvict = on == "on" // shown in CLIENT LIST; moond evicts no clients
 		}
 		c.ok()
+	case sub == "reply" && len(args) == 3:
+		clientReply(c, args)
+	case sub == "pause":
+		clientPause(c, args)
+	case sub == "unpause" && len(args) == 2:
+		clientUnpause(c)
 	case sub == "help" && len(args) == 2:
 		c.replyLocal(func(w *resp.Writer) { writeHelp(w, clientHelp) })
 	default:

@@ -35,10 +35,12 @@ type shardInfo struct {
 	shard              shard.Info
 }
 
-type dbInfo struct{ keys, expires, avgTTL int64 }
+// dbInfo is a database's figures: INFO keyspace's, and the bytes of its
+// key and expiry tables (MEMORY STATS).
+type dbInfo struct{ keys, expires, avgTTL, mainBytes, expiresBytes int64 }
 
 func (w *worker) collectInfo() shardInfo {
-	si := shardInfo{clients: len(w.conns), blocked: w.blockedClients, timed: w.timedBlocked, stats: w.stats}
+	si := shardInfo{clients: len(w.conns), blocked: w.blockedClients + w.heldClients(), timed: w.timedBlocked, stats: w.stats}
 	si.overTotal, si.overNow = w.mem.overTimes(w.loop.Now())
 	si.stats.errorsByPrefix = make(map[string]int64, len(w.stats.errorsByPrefix))
 	for k, v := range w.stats.errorsByPrefix {
@@ -57,13 +59,16 @@ func (w *worker) collectInfo() shardInfo {
 	si.shard = w.sh.Info()
 	for i := 0; i < w.ks.NumDBs(); i++ {
 		db := w.ks.DBInfo(i)
-		si.keyspace = append(si.keyspace, dbInfo{keys: db.Keys, expires: db.Expires, avgTTL: db.AvgTTL})
+		si.keyspace = append(si.keyspace, dbInfo{keys: db.Keys, expires: db.Expires, avgTTL: db.AvgTTL,
+			mainBytes: db.MainBytes, expiresBytes: db.ExpiresBytes})
 	}
 	return si
 }
 
 var defaultInfoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
-var allInfoSections = append(append([]string{}, defaultInfoSections...), "commandstats", "latencystats")
+
+// allInfoSections are every section, in the order Redis 7.0 writes them.
+var allInfoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "commandstats", "errorstats", "latencystats", "cluster", "keyspace"}
 
 func cmdInfo(c *conn, args [][]byte) {
 	want := map[string]bool{}

@@ -11,7 +11,6 @@ import (
 func init() {
 	register(
 		&serverCmd{name: "time", arity: 1, run: cmdTime},
-		&serverCmd{name: "debug", arity: -2, run: cmdDebug},
 		&serverCmd{name: "function", arity: -2, run: cmdFunction},
 		&serverCmd{name: "shutdown", arity: -1, run: cmdShutdown},
 		&serverCmd{name: "wait", arity: 3, run: cmdWait},
@@ -25,42 +24,6 @@ func cmdTime(c *conn, _ [][]byte) {
 		w.BulkString(strconv.FormatInt(now.Unix(), 10))
 		w.BulkString(strconv.FormatInt(int64(now.Nanosecond()/1000), 10))
 	})
-}
-
-// cmdDebug implements the harmless DEBUG subcommands Redis's test suite and
-// tools use. DEBUG SLEEP delays only this client's reply: moond's shards do
-// not stop for it.
-func cmdDebug(c *conn, args [][]byte) {
-	switch sub := strings.ToLower(string(args[1])); {
-	case sub == "sleep" && len(args) == 3:
-		secs, err := strconv.ParseFloat(string(args[2]), 64)
-		if err != nil || secs < 0 {
-			c.errorReply("ERR value is not a valid float")
-			return
-		}
-		p := c.newPending(1, nil)
-		c.w.loop.AfterFunc(time.Duration(secs*float64(time.Second)), func() {
-			if c.state == connClosed {
-				return
-			}
-			p.fill(0, []byte("+OK\r\n"))
-			c.delivered()
-		})
-	case sub == "set-active-expire" && len(args) == 3:
-		c.w.srv.activeExpire.Store(string(args[2]) != "0")
-		c.ok()
-	case sub == "jmap" || sub == "quicklist-packed-threshold" || sub == "stringmatch-len" || sub == "change-repl-id":
-		c.ok()
-	case sub == "help":
-		c.replyLocal(func(w *resp.Writer) {
-			writeHelp(w, []string{"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-				"SLEEP <seconds>", "    Delay this client's reply by <seconds> (the server keeps serving).",
-				"SET-ACTIVE-EXPIRE <0|1>", "    Switch the active expire cycle off or on.",
-				"HELP", "    Print this help."})
-		})
-	default:
-		c.errorReply("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try DEBUG HELP.")
-	}
 }
 
 func cmdFunction(c *conn, args [][]byte) {

@@ -52,7 +52,10 @@ type conn struct {
 	name            string
 	libName, libVer string
 	authed          bool
-	closeAfterReply bool // QUIT, a protocol error, CLIENT KILL
+	closeAfterReply bool      // QUIT, a protocol error, CLIENT KILL
+	reply           replyMode // CLIENT REPLY (client_reply.go)
+	noEvict         bool      // CLIENT NO-EVICT ON: flag e in CLIENT LIST
+	replyForced     bool      // CLIENT REPLY ON ran: its OK goes even when silenced
 
 	// waitLSN is the highest WAL record this connection's pending replies
 	// depend on; they leave only once the WAL holds it (see ackedLSN).
@@ -79,6 +82,11 @@ type conn struct {
 	// heldParked: the connection's input waits for a txn to release the
 	// shard (txn.go).
 	heldParked bool
+	// pauseHeld: a CLIENT PAUSE holds the command pauseArgs (pause_conn.go);
+	// once it lets it go, pauseArgs runs before the rest of the input.
+	pauseHeld bool
+	pauseArgs [][]byte
+	pauseCmd  *command
 	// multi is the transaction being queued between MULTI and EXEC.
 	multi *multiState
 	// watches are the keys WATCH watches (watch.go).
@@ -184,7 +192,7 @@ func (c *conn) onWatch(n int, err error) {
 	}
 	c.rend += copy(c.rbuf[c.rend:], c.watchBuf[:n])
 	switch {
-	case c.blockWait != nil:
+	case c.blockWait != nil || c.pauseHeld:
 		c.heldInput()
 	case c.state == connReading: // the reply went; this read was the next
 		c.process()
@@ -263,7 +271,7 @@ func (c *conn) heldInput() {
 		c.close()
 		return
 	}
-	if c.blockWait != nil && c.state == connReading {
+	if (c.blockWait != nil || c.pauseHeld) && c.state == connReading {
 		c.watch()
 	}
 }
@@ -295,7 +303,14 @@ func (c *conn) runCommands() {
 	window := 0 // commands left that prefetchWindow has looked at
 	c.unprocessed = false
 	t := monotonicNanos() // the start of the next command (cmd_timing.go)
-	for c.rpos < c.rend && !c.closeAfterReply && c.blockWait == nil {
+	if c.pauseArgs != nil {
+		args := c.pauseArgs
+		c.runPaused()
+		if c.pauseArgs == nil && !c.pauseHeld {
+			t = c.cmdDone(args, t) // the held command ran: timed from its release
+		}
+	}
+	for c.rpos < c.rend && !c.closeAfterReply && c.blockWait == nil && !c.pauseHeld {
 		if c.w.holder != nil {
 			c.parkWhileHeld()
 			break
@@ -333,7 +348,7 @@ func (c *conn) runCommands() {
 	}
 	if c.rpos == c.rend {
 		c.rpos, c.rend = 0, 0
-	} else if c.blockWait != nil || c.heldParked {
+	} else if c.blockWait != nil || c.heldParked || c.pauseHeld {
 		c.unprocessed = true
 	}
 	c.queue.popReady(&c.out)
@@ -456,7 +471,7 @@ func (c *conn) afterSend() {
 		// A blocked command's reply came during the send.
 		c.state = connRunning
 		c.maybeFlush()
-	case c.blockWait != nil:
+	case c.blockWait != nil || c.pauseHeld:
 		c.watch()
 	case c.heldParked:
 		c.state = connRunning // resumeHeld runs the input

@@ -35,7 +35,11 @@ func arityOK(arity, n int) bool {
 // caused on this shard (CLIENT TRACKING): right after its reply, as Redis
 // sends them after the command, not when the loop next waits.
 func (c *conn) dispatch(args [][]byte) {
-	c.dispatchCommand(args)
+	if c.reply == replyOn {
+		c.dispatchCommand(args)
+	} else {
+		c.dispatchSilenced(args)
+	}
 	if c.w.track.due() {
 		c.w.track.flush()
 	}
@@ -44,8 +48,11 @@ func (c *conn) dispatch(args [][]byte) {
 // dispatchCommand runs one parsed command: authentication and arity first,
 // then either a server command or a data command routed to its keys' shard.
 func (c *conn) dispatchCommand(args [][]byte) {
-	c.w.stats.commands++
 	cmd := c.lastCommand.lookup(args[0])
+	if c.w.pause.kind != pauseOff && c.holdForPause(cmd, args) {
+		return
+	}
+	c.w.stats.commands++
 	if c.multi != nil && c.inMulti(cmd, args) {
 		return
 	}

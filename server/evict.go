@@ -107,10 +107,10 @@ func (w *worker) applyEviction(st evictionSettings) {
 	}
 }
 
-// mayEvict reports whether the shard may evict now: it has a limit, and
-// no transaction holds it or runs on it.
+// mayEvict reports whether the shard may evict now: it has a limit, no
+// transaction holds it or runs on it, and no CLIENT PAUSE is on.
 func (w *worker) mayEvict() bool {
-	return w.mem.limit > 0 && w.holder == nil && !w.serving
+	return w.mem.limit > 0 && w.holder == nil && !w.serving && !w.paused()
 }
 
 // enforceMemory evicts until the shard's data fits its share, or the run's

@@ -26,7 +26,7 @@ var (
 	descCommandDuration  = newDesc("moond_command_duration_seconds", "Time commands took to run on the shard, by command (latency-tracking; INFO latencystats).", "shard", "command")
 	descErrorReplies     = newDesc("moond_error_replies_total", "Error replies by their prefix (INFO errorstats).", "shard", "error")
 	descConnected        = newDesc("moond_connected_clients", "Client connections open.", "shard")
-	descBlocked          = newDesc("moond_blocked_clients", "Connections waiting in a blocking command.", "shard")
+	descBlocked          = newDesc("moond_blocked_clients", "Connections waiting in a blocking command or held by CLIENT PAUSE.", "shard")
 	descConnsReceived    = newDesc("moond_connections_received_total", "Connections accepted.", "shard")
 	descConnsRejected    = newDesc("moond_connections_rejected_total", "Connections refused (maxclients, protected mode).", "shard")
 	descNetInput         = newDesc("moond_net_input_bytes_total", "Bytes read from clients.", "shard")

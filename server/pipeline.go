@@ -20,6 +20,8 @@ type pendingReply struct {
 	// timing, when set, times the command from its start to this reply
 	// (cmd_timing.go).
 	timing *pendingTiming
+	// drop: CLIENT REPLY suppresses it; it leaves the queue unsent.
+	drop bool
 }
 
 func (p *pendingReply) ready() bool { return p.left == 0 }
@@ -61,7 +63,9 @@ func (q *replyQueue) push(p *pendingReply) { q.items = append(q.items, p) }
 // popReady moves every ready reply at the front of the queue into out.
 func (q *replyQueue) popReady(out *resp.Writer) {
 	for q.head < len(q.items) && q.items[q.head].ready() {
-		out.Raw(q.items[q.head].data)
+		if !q.items[q.head].drop {
+			out.Raw(q.items[q.head].data)
+		}
 		q.items[q.head] = nil
 		q.head++
 	}
@@ -102,10 +106,12 @@ func (c *conn) delivered() {
 		return
 	}
 	c.queue.popReady(&c.out)
-	if c.state == connReading && c.blockWait == nil && len(c.out.Buf) > 0 {
+	if c.state == connReading && c.blockWait == nil && (len(c.out.Buf) > 0 || c.unprocessed) {
 		// A blocking command's reply, while the read its wait posted
 		// (watch) is still in flight: the reply goes now, the read
-		// completes later. (While sending, afterSend sends it.)
+		// completes later. (While sending, afterSend sends it.) A reply
+		// CLIENT REPLY dropped leaves nothing to send: the input that
+		// came behind it runs.
 		c.state = connRunning
 	}
 	c.maybeFlush()

@@ -50,6 +50,7 @@ type Server struct {
 	activeExpire atomic.Bool
 	aofRewrites  atomic.Int64
 	peakMem      atomic.Int64                             // used_memory_peak
+	startupMem   int64                                    // the heap in use when the server was made (MEMORY STATS)
 	pubsub       pubsubDir                                // which shards subscribe to what (pubsub_dir.go)
 	tracking     serverTracking                           // CLIENT TRACKING's server-wide state (tracking_send.go)
 	obufPubsub   atomic.Pointer[config.OutputBufferLimit] // pubsub_limit.go
@@ -58,6 +59,7 @@ type Server struct {
 	timing       atomic.Pointer[timingSettings]           // what command timing reads (cmd_timing.go)
 	slowlogID    atomic.Int64                             // the next slow log entry's id (slowlog.go)
 	latency      latencyMonitor                           // LATENCY's events (latency_monitor.go)
+	pause        serverPause                              // CLIENT PAUSE as decided (pause.go)
 
 	shutdownOnce sync.Once
 	shutdownReq  chan struct{} // closed by SHUTDOWN
@@ -117,6 +119,7 @@ func New(cfg *config.Config, log *slog.Logger) *Server {
 		s.nshards = 1
 	}
 	s.activeExpire.Store(true)
+	s.startupMem, _, _ = memoryFigures()
 	s.cachePubsubLimit()
 	s.cacheTiming()
 	return s

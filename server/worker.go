@@ -59,6 +59,9 @@ type worker struct {
 
 	// pubsub holds this shard's connections' subscriptions (pubsub_local.go).
 	pubsub localPubsub
+	// pause is this shard's copy of CLIENT PAUSE and the connections it
+	// holds (pause.go).
+	pause workerPause
 	// track is this shard's side of CLIENT TRACKING (tracking_table.go).
 	track shardTracking
 	// mem is the shard's share of maxmemory (evict.go).
@@ -148,6 +151,7 @@ func (w *worker) boot(o shard.Options, done func(error)) {
 		}
 		sh.SetAppendOnly(w.srv.checkpointsOn())
 		sh.SetEviction(w.srv.evictionSettings().eviction)
+		w.ks.SetExpiryPaused(w.paused())
 		done(nil)
 	})
 }
@@ -248,7 +252,7 @@ func (w *worker) tick() {
 		w.ticker = w.loop.Every(time.Second/time.Duration(hz), w.tick)
 	}
 	var budget time.Duration
-	if w.srv.activeExpire.Load() && w.holder == nil { // a txn's keys do not expire under it
+	if w.srv.activeExpire.Load() && w.holder == nil && !w.paused() { // a txn's keys do not expire under it, nor during a pause
 		budget = time.Second / time.Duration(w.hz) / 4
 	}
 	if w.sh != nil { // nil while the shard loads

@@ -263,8 +263,10 @@ func TestBitmapRepliesMatchRedisServer(t *testing.T) {
 	}
 }
 
-// startRedisServer starts redis-server 7.0 without persistence, with
-// extra options, or skips the test when there is none.
+// startRedisServer starts redis-server 7.0 without persistence, in a
+// directory of its own (DEBUG RELOAD writes an RDB there, and one found in
+// the working directory would load), with extra options, or skips the test
+// when there is none.
 func startRedisServer(t *testing.T, extra ...string) *redis.Client {
 	t.Helper()
 	path, err := exec.LookPath("redis-server")
@@ -272,7 +274,7 @@ func startRedisServer(t *testing.T, extra ...string) *redis.Client {
 		t.Skip("redis-server not installed")
 	}
 	port := freePort(t)
-	cmd := exec.Command(path, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"}, extra...)...)
+	cmd := exec.Command(path, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}, extra...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -279,7 +279,13 @@ func TestBlockingMatchesRedisServer(t *testing.T) {
 // when none is installed) and moond with one shard (uring) and two (pool),
 // in RESP2 and RESP3, and compares the transcripts step by step.
 func matchRedisServer(t *testing.T, scenarios []blockingScenario) {
-	rs := startRedisServer(t)
+	matchRedisServerWith(t, nil, scenarios)
+}
+
+// matchRedisServerWith is matchRedisServer with redis-server started with
+// the extra arguments redisArgs.
+func matchRedisServerWith(t *testing.T, redisArgs []string, scenarios []blockingScenario) {
+	rs := startRedisServer(t, redisArgs...)
 	redisAddr := rs.Options().Addr
 	moonds := []struct {
 		name string
