@@ -32,7 +32,8 @@ type Config struct {
 // The link's states, as ROLE names them.
 const (
 	StateConnect    = "connect"    // waiting to (re)connect
-	StateConnecting = "connecting" // dialing, handshake
+	StateConnecting = "connecting" // dialing
+	StateHandshake  = "handshake"  // PING, AUTH, REPLCONF, PSYNC: waiting for the master
 	StateSync       = "sync"       // receiving or loading the snapshot
 	StateConnected  = "connected"  // following the stream
 )
@@ -70,7 +71,7 @@ type Link struct {
 	lastIO  atomic.Int64 // unix nanoseconds
 	readOff atomic.Int64
 	replID  atomic.Pointer[string]
-	app     *applier // the local connection; kept across sessions for a partial resync
+	app     *applier                // the local connection; kept across sessions for a partial resync
 	cur     atomic.Pointer[applier] // app, for Status
 	wmu     sync.Mutex
 }
@@ -157,6 +158,9 @@ func (l *Link) run() {
 	backoff := minBackoff
 	for !l.stopped() {
 		err := l.session()
+		l.mu.Lock()
+		wasUp := l.state == StateConnected
+		l.mu.Unlock()
 		l.setState(StateConnect, false)
 		if l.stopped() {
 			break
@@ -172,8 +176,8 @@ func (l *Link) run() {
 			default:
 			}
 		}
-		if l.lastIO.Load() > time.Now().Add(-5*time.Second).UnixNano() {
-			backoff = minBackoff // the link was alive lately: retry soon
+		if wasUp {
+			backoff = minBackoff // the link was up: retry soon
 		}
 		select {
 		case <-l.stop:
@@ -203,6 +207,7 @@ func (l *Link) session() error {
 		return errors.New("replication: stopped")
 	}
 	defer conn.Close()
+	l.setState(StateHandshake, false)
 	end := make(chan struct{})
 	defer close(end)
 	br := bufio.NewReaderSize(&deadlineReader{conn: conn, timeout: l.cfg.Timeout, link: l}, 64<<10)

@@ -53,6 +53,9 @@ type conn struct {
 	libName, libVer string
 	authed          bool
 	closeAfterReply bool // QUIT, a protocol error, CLIENT KILL
+	// replMaster: the replication link's connection, on which the
+	// master's commands run (repl.go); the replica's refusals skip it.
+	replMaster bool
 
 	// waitLSN is the highest WAL record this connection's pending replies
 	// depend on; they leave only once the WAL holds it (see ackedLSN).

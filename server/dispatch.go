@@ -46,6 +46,9 @@ func (c *conn) dispatch(args [][]byte) {
 func (c *conn) dispatchCommand(args [][]byte) {
 	c.w.stats.commands++
 	cmd := c.lastCommand.lookup(args[0])
+	if c.w.srv.repl.gate.Load() && cmd != nil && c.authed && !c.replMaster && c.refuseOnReplica(cmd) {
+		return // a replica's READONLY or MASTERDOWN (cmd_repl.go)
+	}
 	if c.multi != nil && c.inMulti(cmd, args) {
 		return
 	}
@@ -103,7 +106,7 @@ func (c *conn) dispatchCommand(args [][]byte) {
 		c.errorReply(loadingError)
 		return
 	}
-	if spec.DenyOOM() && c.w.srv.refusesData() {
+	if spec.DenyOOM() && c.w.srv.refusesData() && !c.replMaster { // the master's writes go through, as in Redis
 		st.rejected++
 		c.errorReply(oomError)
 		return
