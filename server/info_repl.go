@@ -31,8 +31,11 @@ func (s *Server) infoReplication(kv func(string, any)) {
 			replID = st.ReplID
 		}
 		offset = st.Offset
-	} else if id, off := s.repl.promotedFrom(); id != "" {
-		replID2, offset, second = id, off, off+1
+	} else {
+		kv("role", "master")
+		if id, off := s.repl.promotedFrom(); id != "" {
+			replID2, offset, second = id, off, off+1
+		}
 	}
 	kv("connected_slaves", 0)
 	kv("master_failover_state", "no-failover")

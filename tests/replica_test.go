@@ -1,0 +1,317 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// moond as a replica of a real redis-server 7.0 (the migration path): the
+// full sync in both of its transfer forms, the command stream, the
+// read-only rule, promotion, a kill -9 in the middle, a master that sends
+// garbage.
+
+// replDBs are the databases the tests fill.
+var replDBs = []int{0, 5}
+
+// onDB returns a client of addr on database db (protocol 2).
+func onDB(t *testing.T, addr string, db int) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, DB: db, Protocol: 2, DisableIdentity: true})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// fillMaster writes keys of every type, in small and large encodings,
+// some with expiries, in each of replDBs.
+func fillMaster(t *testing.T, addr string) {
+	t.Helper()
+	long := strings.Repeat("payload-", 20)
+	for _, db := range replDBs {
+		c := onDB(t, addr, db)
+		p := c.Pipeline()
+		pre := fmt.Sprintf("db%d:", db)
+		p.Set(ctx(t), pre+"str", "hello", 0)
+		p.Set(ctx(t), pre+"num", "42", 0)
+		p.Set(ctx(t), pre+"long", long, 0)
+		p.Set(ctx(t), pre+"ttl", "v", time.Hour)
+		p.Set(ctx(t), "777", "integer key", 0)
+		p.RPush(ctx(t), pre+"list", "a", "b", 3)
+		for i := range 200 {
+			p.RPush(ctx(t), pre+"biglist", long+strconv.Itoa(i))
+			p.SAdd(ctx(t), pre+"bigset", "m"+strconv.Itoa(i))
+			p.ZAdd(ctx(t), pre+"bigzset", redis.Z{Score: float64(i) / 7, Member: "z" + strconv.Itoa(i)})
+			p.HSet(ctx(t), pre+"bighash", "f"+strconv.Itoa(i), long)
+		}
+		p.SAdd(ctx(t), pre+"intset", 1, 2, 3, 100000)
+		p.SAdd(ctx(t), pre+"set", "x", "y")
+		p.ZAdd(ctx(t), pre+"zset", redis.Z{Score: 1.5, Member: "a"}, redis.Z{Score: -3, Member: "b"})
+		p.HSet(ctx(t), pre+"hash", "f", "v", "g", 7)
+		p.PExpire(ctx(t), pre+"bigzset", 2*time.Hour)
+		if _, err := p.Exec(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// replSnapshot is one database's keys, each as its type and value in a
+// comparable form, and its TTL.
+type replSnapshot map[string]replKey
+
+type replKey struct {
+	typ, value string
+	pttl       time.Duration
+}
+
+// snap reads every key of db through c.
+func snap(t *testing.T, c *redis.Client) replSnapshot {
+	t.Helper()
+	keys, err := c.Keys(ctx(t), "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := replSnapshot{}
+	for _, k := range keys {
+		typ, err := c.Type(ctx(t), k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		switch typ {
+		case "string":
+			v, err = c.Get(ctx(t), k).Result()
+		case "list":
+			v, err = c.LRange(ctx(t), k, 0, -1).Result()
+		case "set":
+			var ms []string
+			ms, err = c.SMembers(ctx(t), k).Result()
+			sort.Strings(ms)
+			v = ms
+		case "zset":
+			v, err = c.ZRangeWithScores(ctx(t), k, 0, -1).Result()
+		case "hash":
+			v, err = c.HGetAll(ctx(t), k).Result()
+		case "none":
+			continue // expired between KEYS and TYPE
+		}
+		if err != nil && err != redis.Nil {
+			t.Fatal(err)
+		}
+		pttl, _ := c.PTTL(ctx(t), k).Result()
+		s[k] = replKey{typ: typ, value: fmt.Sprint(v), pttl: pttl}
+	}
+	return s
+}
+
+// diff says how b differs from a ("" when equal), TTLs within 2 s.
+func (a replSnapshot) diff(b replSnapshot) string {
+	var out []string
+	for k, x := range a {
+		y, ok := b[k]
+		switch {
+		case !ok:
+			out = append(out, "missing "+k)
+		case x.typ != y.typ || x.value != y.value:
+			out = append(out, fmt.Sprintf("%s: %s %.80s vs %s %.80s", k, x.typ, x.value, y.typ, y.value))
+		case (x.pttl < 0) != (y.pttl < 0) || (x.pttl-y.pttl).Abs() > 2*time.Second:
+			out = append(out, fmt.Sprintf("%s: pttl %v vs %v", k, x.pttl, y.pttl))
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, "extra "+k)
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 5 {
+		out = append(out[:5], fmt.Sprintf("... %d differences", len(out)))
+	}
+	return strings.Join(out, "; ")
+}
+
+// waitEqual waits (30 s at most) until every db of the replica equals the
+// master's.
+func waitEqual(t *testing.T, master, replica string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		d := ""
+		for _, db := range append(replDBs, 1) {
+			if x := snap(t, onDB(t, master, db)).diff(snap(t, onDB(t, replica, db))); x != "" {
+				d += fmt.Sprintf("db %d: %s\n", db, x)
+			}
+		}
+		if d == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica does not equal the master after 30s:\n%s", d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitLinkUp waits (30 s at most) for master_link_status:up.
+func waitLinkUp(t *testing.T, c *redis.Client) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for infoField(t, c, "master_link_status") != "up" {
+		if time.Now().After(deadline) {
+			info, _ := c.Info(ctx(t), "replication").Result()
+			t.Fatalf("master_link_status not up after 30s:\n%s", info)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestReplicaOfRedisMaster: a redis-server master with keys of every
+// type, expiries and two dbs; REPLICAOF on moond (two shards) loads them
+// (diskless transfer, the $EOF: form), then follows the master's writes;
+// the replica refuses a client's write; REPLICAOF NO ONE makes it a
+// writable master with the data kept.
+func TestReplicaOfRedisMaster(t *testing.T) {
+	m := startRedisServer(t, "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0")
+	maddr := m.Options().Addr
+	fillMaster(t, maddr)
+	s := startServer(t, "uring", 2)
+	r := s.client(2)
+	host, port := hostPort(t, m.Options().Addr)
+
+	if err := r.Do(ctx(t), "REPLICAOF", host, "70000").Err(); err == nil || err.Error() != "ERR Invalid master port" {
+		t.Fatalf("REPLICAOF with a bad port: %v", err)
+	}
+	if v, err := r.Do(ctx(t), "REPLICAOF", host, port).Text(); err != nil || v != "OK" {
+		t.Fatalf("REPLICAOF: %q %v", v, err)
+	}
+	waitLinkUp(t, r)
+	waitEqual(t, maddr, s.addr())
+	if v, err := r.Do(ctx(t), "SLAVEOF", host, port).Text(); err != nil || v != "OK Already connected to specified master" {
+		t.Fatalf("REPLICAOF again: %q %v", v, err)
+	}
+	role, err := r.Do(ctx(t), "ROLE").Slice()
+	if err != nil || len(role) != 5 || role[0] != "slave" || role[1] != host || fmt.Sprint(role[2]) != port || role[3] != "connected" {
+		t.Fatalf("ROLE = %v %v", role, err)
+	}
+
+	followWrites(t, m, maddr, s.addr())
+
+	if err := r.Set(ctx(t), "mine", "1", 0).Err(); err == nil || err.Error() != "READONLY You can't write against a read only replica." {
+		t.Fatalf("a write on the replica: %v", err)
+	}
+	if v, err := r.Get(ctx(t), "db0:str").Result(); err != nil || v != "changed" {
+		t.Fatalf("a read on the replica: %q %v", v, err)
+	}
+
+	if v, err := r.Do(ctx(t), "REPLICAOF", "NO", "ONE").Text(); err != nil || v != "OK" {
+		t.Fatalf("REPLICAOF NO ONE: %q %v", v, err)
+	}
+	if got := infoField(t, r, "role"); got != "master" {
+		t.Fatalf("role after NO ONE: %q", got)
+	}
+	if err := r.Set(ctx(t), "mine", "1", 0).Err(); err != nil {
+		t.Fatalf("a write after NO ONE: %v", err)
+	}
+	m.Set(ctx(t), "db0:str", "after promotion", 0)
+	if v, _ := r.Get(ctx(t), "db0:str").Result(); v != "changed" {
+		t.Fatalf("the promoted replica still follows the master: %q", v)
+	}
+}
+
+// followWrites runs writes of every kind on the master and waits until
+// the replica equals it again.
+func followWrites(t *testing.T, m *redis.Client, maddr, raddr string) {
+	t.Helper()
+	c0, c5 := onDB(t, maddr, 0), onDB(t, maddr, 5)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(c0.Set(ctx(t), "db0:str", "changed", 0).Err())
+	must(c0.Incr(ctx(t), "db0:num").Err())
+	must(c0.HSet(ctx(t), "db0:hash", "new", "field").Err())
+	must(c0.LPush(ctx(t), "db0:list", "head").Err())
+	must(c0.ZAdd(ctx(t), "db0:zset", redis.Z{Score: 9, Member: "c"}).Err())
+	must(c0.Expire(ctx(t), "db0:str", time.Hour).Err())
+	must(c0.Del(ctx(t), "db0:set").Err())
+	must(c0.Do(ctx(t), "SET", "db0:gone", "x", "PX", "50").Err())
+	_, err := c0.TxPipelined(ctx(t), func(p redis.Pipeliner) error {
+		p.Set(ctx(t), "tx:a", "1", 0)
+		p.Incr(ctx(t), "tx:b")
+		p.RPush(ctx(t), "tx:c", "x", "y")
+		return nil
+	})
+	must(err)
+	must(c5.Set(ctx(t), "db5:new", "in db 5", 0).Err())
+	must(c5.SAdd(ctx(t), "db5:set", "z").Err())
+	c1 := onDB(t, maddr, 1)
+	must(c1.Set(ctx(t), "db1:only", "x", 0).Err())
+	must(c1.FlushDB(ctx(t)).Err())
+	waitEqual(t, maddr, raddr)
+}
+
+// TestReplicaKill9Resync kills the replica with SIGKILL while the master
+// writes (disk-based transfer, the $<len> form), restarts it on the same
+// data directory with replicaof in its config file: it syncs again and
+// equals the master.
+func TestReplicaKill9Resync(t *testing.T) {
+	m := startRedisServer(t, "--repl-diskless-sync", "no")
+	maddr := m.Options().Addr
+	fillMaster(t, maddr)
+	host, port := hostPort(t, m.Options().Addr)
+	conf := filepath.Join(t.TempDir(), "moond.conf")
+	if err := os.WriteFile(conf, []byte("replicaof "+host+" "+port+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s := startServerIn(t, dir, "uring", 2, conf)
+	waitLinkUp(t, s.client(2))
+
+	stop := make(chan struct{})
+	writerDone := make(chan error, 1)
+	go func() { writerDone <- writeUntil(ctx(t), onDB(t, maddr, 0), stop) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.client(2).HLen(ctx(t), "w:h").Val() < 100 { // the stream flows
+		if time.Now().After(deadline) {
+			t.Fatal("the master's writes do not reach the replica")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.kill9()
+	s2 := startServerIn(t, dir, "uring", 2, conf)
+	close(stop)
+	if err := <-writerDone; err != nil {
+		t.Fatal(err)
+	}
+	waitLinkUp(t, s2.client(2))
+	waitEqual(t, maddr, s2.addr())
+	if got := infoField(t, s2.client(2), "role"); got != "slave" {
+		t.Fatalf("role after the restart: %q", got)
+	}
+}
+
+// writeUntil writes to the master until stop is closed.
+func writeUntil(ctx context.Context, c *redis.Client, stop <-chan struct{}) error {
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		k := "w:" + strconv.Itoa(i%500)
+		if err := c.Incr(ctx, k).Err(); err != nil {
+			return err
+		}
+		if err := c.HSet(ctx, "w:h", k, i).Err(); err != nil {
+			return err
+		}
+	}
+}
