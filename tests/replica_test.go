@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -313,5 +314,154 @@ func writeUntil(ctx context.Context, c *redis.Client, stop <-chan struct{}) erro
 		if err := c.HSet(ctx, "w:h", k, i).Err(); err != nil {
 			return err
 		}
+	}
+}
+
+// TestReplicaPartialResync drops the link from the master's side (CLIENT
+// KILL TYPE replica): the replica reconnects with PSYNC <replid> <offset>,
+// the master answers +CONTINUE, and the writes made meanwhile arrive.
+func TestReplicaPartialResync(t *testing.T) {
+	m := startRedisServer(t, "--repl-diskless-sync-delay", "0")
+	maddr := m.Options().Addr
+	fillMaster(t, maddr)
+	s := startServer(t, "pool", 1)
+	r := s.client(2)
+	host, port := hostPort(t, m.Options().Addr)
+	mustDo(t, r, "REPLICAOF", host, port)
+	waitLinkUp(t, r)
+	waitEqual(t, maddr, s.addr())
+	if n, err := m.Do(ctx(t), "CLIENT", "KILL", "TYPE", "replica").Int(); err != nil || n != 1 {
+		t.Fatalf("CLIENT KILL TYPE replica: %d %v", n, err)
+	}
+	m.Set(ctx(t), "db0:while-down", "x", 0)
+	waitEqual(t, maddr, s.addr())
+	if !s.logShows("partial resync accepted") {
+		t.Fatal("the replica did not resync partially")
+	}
+	if got := infoField(t, m, "sync_partial_ok"); got != "1" {
+		t.Fatalf("the master's sync_partial_ok = %s", got)
+	}
+}
+
+// TestReplicaMultiReadOnly: on a replica a queued write answers READONLY
+// and EXEC then fails with EXECABORT, as in Redis.
+func TestReplicaMultiReadOnly(t *testing.T) {
+	s := startServer(t, "pool", 1)
+	c := s.raw()
+	c.send("REPLICAOF 127.0.0.1 1\r\n") // nobody listens: the link stays down
+	if l := c.line(); l != "+OK" {
+		t.Fatalf("REPLICAOF: %q", l)
+	}
+	c.send("MULTI\r\nSET k v\r\nGET k\r\nEXEC\r\n")
+	for _, want := range []string{"+OK", "-READONLY You can't write against a read only replica.", "+QUEUED",
+		"-EXECABORT Transaction discarded because of previous errors."} {
+		if l := c.line(); l != want {
+			t.Fatalf("got %q, want %q", l, want)
+		}
+	}
+}
+
+// TestReplicaServeStaleData: with replica-serve-stale-data no and the link
+// down, data commands answer MASTERDOWN; INFO, PING and CONFIG still run.
+// CONFIG REWRITE writes replicaof, and drops it after REPLICAOF NO ONE.
+func TestReplicaServeStaleData(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "moond.conf")
+	if err := os.WriteFile(conf, []byte("replica-serve-stale-data no\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, "pool", 1, conf)
+	c := s.client(2)
+	dead := strconv.Itoa(freePort(t))
+	mustDo(t, c, "REPLICAOF", "127.0.0.1", dead)
+	want := "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+	if err := c.Get(ctx(t), "k").Err(); err == nil || err.Error() != want {
+		t.Fatalf("GET while the link is down: %v", err)
+	}
+	if err := c.Ping(ctx(t)).Err(); err != nil {
+		t.Fatalf("PING: %v", err)
+	}
+	if got := infoField(t, c, "master_link_status"); got != "down" {
+		t.Fatalf("master_link_status = %q", got)
+	}
+	mustDo(t, c, "CONFIG", "REWRITE")
+	text, _ := os.ReadFile(conf)
+	if !strings.Contains(string(text), "replicaof 127.0.0.1 "+dead+"\n") {
+		t.Fatalf("CONFIG REWRITE wrote no replicaof:\n%s", text)
+	}
+	mustDo(t, c, "CONFIG", "SET", "replica-serve-stale-data", "yes")
+	if err := c.Get(ctx(t), "k").Err(); err != redis.Nil {
+		t.Fatalf("GET with replica-serve-stale-data yes: %v", err)
+	}
+	mustDo(t, c, "REPLICAOF", "NO", "ONE")
+	mustDo(t, c, "CONFIG", "REWRITE")
+	text, _ = os.ReadFile(conf)
+	if strings.Contains(string(text), "replicaof") {
+		t.Fatalf("CONFIG REWRITE kept replicaof after NO ONE:\n%s", text)
+	}
+}
+
+// TestReplicaMasterGarbage: a master that answers the handshake, sends an
+// empty snapshot, then garbage in its stream: the replica drops the link,
+// says why in its log, keeps serving, and connects again.
+func TestReplicaMasterGarbage(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	conns := make(chan int, 16)
+	go fakeMaster(l, conns)
+	s := startServer(t, "pool", 1)
+	c := s.client(2)
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	mustDo(t, c, "REPLICAOF", "127.0.0.1", port)
+	if !s.logShows("protocol error") {
+		t.Fatal("no log line for the garbage")
+	}
+	if err := c.Ping(ctx(t)).Err(); err != nil {
+		t.Fatalf("the replica stopped serving: %v", err)
+	}
+	select {
+	case <-conns:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the replica did not connect")
+	}
+	select {
+	case <-conns:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the replica did not connect again")
+	}
+	if got := infoField(t, c, "master_link_status"); got != "down" {
+		t.Fatalf("master_link_status = %q", got)
+	}
+}
+
+// fakeMaster answers a replica's handshake, sends an empty RDB file in
+// the diskless form, then garbage, for every connection.
+func fakeMaster(l net.Listener, conns chan<- int) {
+	for n := 1; ; n++ {
+		conn, err := l.Accept()
+		if err != nil {
+			return
+		}
+		conns <- n
+		go func() {
+			defer conn.Close()
+			buf := make([]byte, 4096)
+			for _, reply := range []string{"+PONG\r\n", "+OK\r\n", "+OK\r\n"} {
+				if _, err := conn.Read(buf); err != nil {
+					return
+				}
+				conn.Write([]byte(reply))
+			}
+			if _, err := conn.Read(buf); err != nil { // PSYNC
+				return
+			}
+			mark := strings.Repeat("m", 40)
+			rdb := "REDIS0010\xff\x00\x00\x00\x00\x00\x00\x00\x00" // no checksum (rdbchecksum no)
+			conn.Write([]byte("+FULLRESYNC " + strings.Repeat("a", 40) + " 0\r\n$EOF:" + mark + "\r\n" + rdb + mark))
+			conn.Write([]byte("*1\r\n$4\r\nPING\r\n%garbage\r\n"))
+			conn.Read(buf) // until the replica hangs up
+		}()
 	}
 }
