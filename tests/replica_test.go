@@ -202,6 +202,7 @@ func TestReplicaOfRedisMaster(t *testing.T) {
 	}
 
 	followWrites(t, m, maddr, s.addr())
+	waitAcked(t, m, r)
 
 	if err := r.Set(ctx(t), "mine", "1", 0).Err(); err == nil || err.Error() != "READONLY You can't write against a read only replica." {
 		t.Fatalf("a write on the replica: %v", err)
@@ -257,6 +258,29 @@ func followWrites(t *testing.T, m *redis.Client, maddr, raddr string) {
 	must(c1.Set(ctx(t), "db1:only", "x", 0).Err())
 	must(c1.FlushDB(ctx(t)).Err())
 	waitEqual(t, maddr, raddr)
+}
+
+// waitAcked checks the offsets: WAIT on the master counts the replica
+// (REPLCONF GETACK answered), and the replica's offset, acknowledged,
+// reaches the master's (the stream's bytes counted as Redis counts them).
+func waitAcked(t *testing.T, m, r *redis.Client) {
+	t.Helper()
+	if n, err := m.Do(ctx(t), "WAIT", 1, 5000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1 on the master: %d %v", n, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		want := infoField(t, m, "master_repl_offset")
+		got := infoField(t, r, "slave_repl_offset")
+		slave0 := infoField(t, m, "slave0")
+		if got == want && strings.Contains(slave0, "offset="+want+",") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica offset %s, master's %s, master sees %s", got, want, slave0)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // TestReplicaKill9Resync kills the replica with SIGKILL while the master
