@@ -2,6 +2,7 @@ package replication
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -67,6 +68,9 @@ type Link struct {
 	state string
 	sync  bool
 	down  time.Time
+	// up and loading mirror state for the command path's checks (Up,
+	// Loading), which must not take mu.
+	up, loading atomic.Bool // loading: from the snapshot's FLUSHALL until its load completes
 
 	lastIO  atomic.Int64 // unix nanoseconds
 	readOff atomic.Int64
@@ -140,7 +144,16 @@ func (l *Link) setState(state string, syncing bool) {
 		l.down = time.Now()
 	}
 	l.state, l.sync = state, syncing
+	l.up.Store(state == StateConnected)
 }
+
+// Up reports whether the link is up (master_link_status:up).
+func (l *Link) Up() bool { return l.up.Load() }
+
+// Loading reports whether a snapshot is being loaded, or its load broke
+// off: the data is partly there until a load completes, and the server
+// answers LOADING, as Redis does while it loads.
+func (l *Link) Loading() bool { return l.loading.Load() }
 
 // stopped reports whether Stop was called.
 func (l *Link) stopped() bool {
@@ -188,6 +201,7 @@ func (l *Link) run() {
 	if l.app != nil {
 		l.app.drain(5 * time.Second)
 	}
+	l.loading.Store(false)
 }
 
 func (l *Link) addr() string { return net.JoinHostPort(l.cfg.Host, strconv.Itoa(l.cfg.Port)) }
@@ -195,7 +209,16 @@ func (l *Link) addr() string { return net.JoinHostPort(l.cfg.Host, strconv.Itoa(
 // session connects once and follows the master until the link drops.
 func (l *Link) session() error {
 	l.setState(StateConnecting, false)
-	conn, err := net.DialTimeout("tcp", l.addr(), l.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.Timeout)
+	go func() {
+		select {
+		case <-l.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", l.addr())
+	cancel()
 	if err != nil {
 		return fmt.Errorf("replication: connecting to the master: %w", err)
 	}
@@ -285,10 +308,7 @@ func (l *Link) acker(conn net.Conn, end <-chan struct{}) {
 		case <-end:
 			return
 		case <-t.C:
-			l.mu.Lock()
-			up := l.state == StateConnected
-			l.mu.Unlock()
-			if up {
+			if l.Up() {
 				l.ack(conn)
 			}
 		}

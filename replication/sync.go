@@ -181,6 +181,7 @@ func (l *Link) whenLoaded(conn net.Conn, loaded <-chan struct{}, end <-chan stru
 	case <-end:
 		return
 	}
+	l.loading.Store(false)
 	l.setState(StateConnected, false)
 	l.cfg.Log.Info("replica: MASTER <-> REPLICA sync finished with success", "master", l.addr(), "keys", keys)
 	l.ack(conn)
@@ -193,6 +194,7 @@ func (l *Link) load(r *bufio.Reader) (int, error) {
 	if err := f.Header(); err != nil {
 		return 0, err
 	}
+	l.loading.Store(true)
 	if err := l.app.send(appendCommand(nil, []byte("FLUSHALL")), item{off: -1, what: "flushall"}); err != nil {
 		return 0, err
 	}

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/moond-db/moond/replication"
 	"github.com/moond-db/moond/resp"
 )
 
@@ -79,18 +78,24 @@ func cmdRole(c *conn, _ [][]byte) {
 }
 
 // replicaRefusal is the error a replica answers an ordinary client's cmd
-// with: READONLY for a write while replica-read-only is on, MASTERDOWN
-// for a command without Redis's "stale" flag while the link is down and
-// replica-serve-stale-data is off; "" to run it.
+// with: READONLY for a write while replica-read-only is on, LOADING while
+// a snapshot from the master loads (as Redis while it loads the RDB it
+// received), MASTERDOWN for a command without Redis's "stale" flag while
+// the link is down and replica-serve-stale-data is off; "" to run it.
 func (c *conn) replicaRefusal(cmd *command) string {
 	r := &c.w.srv.repl
 	if r.readOnly.Load() && cmd.spec.Writes() {
 		return readOnlyError
 	}
-	if !r.serveStale.Load() && !allowedWhileStale(cmd) {
-		if st, _, _, ok := c.w.srv.replStatus(); ok && st.State != replication.StateConnected {
-			return masterDownError
-		}
+	t := r.cur.Load()
+	if t == nil {
+		return ""
+	}
+	if t.link.Loading() && !allowedWhileLoading(cmd) {
+		return loadingError
+	}
+	if !r.serveStale.Load() && !t.link.Up() && !allowedWhileStale(cmd) {
+		return masterDownError
 	}
 	return ""
 }
