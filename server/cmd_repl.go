@@ -25,7 +25,8 @@ const (
 // cmdReplicaOf is REPLICAOF host port and REPLICAOF NO ONE (SLAVEOF is
 // the same). Changing the master stops the old link, which waits for the
 // commands it read to be applied: that runs off the shard's thread, and
-// the reply comes back to it.
+// the reply comes back to it; meanwhile the connection runs none of its
+// later commands (a pipelined REPLICAOF NO ONE, SET must find a master).
 func cmdReplicaOf(c *conn, args [][]byte) {
 	host, port := string(args[1]), 0
 	if strings.EqualFold(host, "no") && strings.EqualFold(string(args[2]), "one") {
@@ -40,13 +41,14 @@ func cmdReplicaOf(c *conn, args [][]byte) {
 	}
 	w, proto, srv := c.w, c.out.Proto, c.w.srv
 	reply := c.newPending(1, nil)
+	c.blockWait = reply // the connection's next command runs after the change, as in Redis
 	go func() {
 		msg := srv.replicaOf(host, port)
 		_ = w.loop.Post(func() {
 			out := resp.Writer{Proto: proto}
 			out.SimpleString(msg)
 			reply.fill(0, out.Buf)
-			c.delivered()
+			c.txnReplied(reply)
 		})
 	}()
 }
@@ -105,7 +107,7 @@ func (c *conn) replicaRefusal(cmd *command) string {
 // every subcommand has it in Redis 7.0, PING has it too.
 func allowedWhileStale(cmd *command) bool {
 	switch cmd.name {
-	case "ping", "client", "config", "replicaof", "slaveof", "role":
+	case "ping", "client", "config":
 		return true
 	}
 	spec := cmd.spec

@@ -368,7 +368,8 @@ func TestReplicaPartialResync(t *testing.T) {
 }
 
 // TestReplicaMultiReadOnly: on a replica a queued write answers READONLY
-// and EXEC then fails with EXECABORT, as in Redis.
+// and EXEC then fails with EXECABORT, as in Redis; a write pipelined after
+// REPLICAOF NO ONE runs on the promoted server.
 func TestReplicaMultiReadOnly(t *testing.T) {
 	s := startServer(t, "pool", 1)
 	c := s.raw()
@@ -379,6 +380,13 @@ func TestReplicaMultiReadOnly(t *testing.T) {
 	c.send("MULTI\r\nSET k v\r\nGET k\r\nEXEC\r\n")
 	for _, want := range []string{"+OK", "-READONLY You can't write against a read only replica.", "+QUEUED",
 		"-EXECABORT Transaction discarded because of previous errors."} {
+		if l := c.line(); l != want {
+			t.Fatalf("got %q, want %q", l, want)
+		}
+	}
+	// Pipelined: the SET runs after the promotion, as in Redis.
+	c.send("REPLICAOF NO ONE\r\nSET k v\r\n")
+	for _, want := range []string{"+OK", "+OK"} {
 		if l := c.line(); l != want {
 			t.Fatalf("got %q, want %q", l, want)
 		}
