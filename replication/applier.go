@@ -80,8 +80,9 @@ func (a *applier) readReplies() {
 			return
 		}
 		if msg != "" {
-			a.errs.Add(1)
-			a.log.Warn("replica: a command from the master failed here", "cmd", it.what, "err", msg)
+			if n := a.errs.Add(1); n <= 10 || n&(n-1) == 0 { // the first ten, then fewer
+				a.log.Warn("replica: a command from the master failed here", "cmd", it.what, "err", msg, "failures", n)
+			}
 		}
 		if it.then != nil {
 			it.then()

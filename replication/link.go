@@ -75,7 +75,10 @@ type Link struct {
 	lastIO  atomic.Int64 // unix nanoseconds
 	readOff atomic.Int64
 	replID  atomic.Pointer[string]
-	app     *applier                // the local connection; kept across sessions for a partial resync
+	app     *applier // the local connection; kept across sessions for a partial resync
+	// inMulti: the stream handed on a MULTI and not yet its EXEC or
+	// DISCARD (the link's goroutine only); a full sync discards it.
+	inMulti bool
 	cur     atomic.Pointer[applier] // app, for Status
 	wmu     sync.Mutex
 }
@@ -244,6 +247,7 @@ func (l *Link) session() error {
 		}
 		l.app = newApplier(lc, l.cfg.Log, 0)
 		l.cur.Store(l.app)
+		l.inMulti = false
 		l.setReplID("")
 	}
 	if err := l.psync(conn, br, end); err != nil {

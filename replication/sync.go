@@ -195,6 +195,12 @@ func (l *Link) load(r *bufio.Reader) (int, error) {
 		return 0, err
 	}
 	l.loading.Store(true)
+	if l.inMulti { // the old stream broke off inside a transaction
+		l.inMulti = false
+		if err := l.app.send(appendCommand(nil, []byte("DISCARD")), item{off: -1, what: "discard"}); err != nil {
+			return 0, err
+		}
+	}
 	if err := l.app.send(appendCommand(nil, []byte("FLUSHALL")), item{off: -1, what: "flushall"}); err != nil {
 		return 0, err
 	}
@@ -257,6 +263,10 @@ func (l *Link) stream(conn net.Conn, br *bufio.Reader) error {
 			raw, it.then = pingCmd, func() { l.ack(conn) }
 		case name == "ping" || name == "replconf":
 			raw = pingCmd
+		case name == "multi":
+			l.inMulti = true
+		case name == "exec" || name == "discard":
+			l.inMulti = false
 		}
 		if err := l.app.send(raw, it); err != nil {
 			return err

@@ -497,3 +497,28 @@ func fakeMaster(l net.Listener, conns chan<- int) {
 		}()
 	}
 }
+
+// TestReplicaMasterAuth: a master with requirepass, moond started with
+// masterauth and replicaof as flags: the link comes up; with a wrong
+// password it stays down and the log says why. replica-read-only no lets
+// a client write on the replica.
+func TestReplicaMasterAuth(t *testing.T) {
+	m := startRedisServer(t, "--repl-diskless-sync-delay", "0")
+	mustDo(t, m, "CONFIG", "SET", "requirepass", "s3cret")
+	host, port := hostPort(t, m.Options().Addr)
+	bad := startServer(t, "pool", 1, "--masterauth", "wrong", "--replicaof", host, port)
+	s := startServer(t, "pool", 1, "--masterauth", "s3cret", "--replicaof", host, port)
+	r := s.client(2)
+	waitLinkUp(t, r)
+	if !bad.logShows("unable to AUTH to the master") {
+		t.Fatal("no log line for the refused AUTH")
+	}
+	if got := infoField(t, bad.client(2), "master_link_status"); got != "down" {
+		t.Fatalf("with a wrong masterauth master_link_status = %q", got)
+	}
+	mustDo(t, r, "CONFIG", "SET", "replica-read-only", "no")
+	if got := infoField(t, r, "slave_read_only"); got != "0" {
+		t.Fatalf("slave_read_only = %q", got)
+	}
+	mustDo(t, r, "SET", "local", "write")
+}
