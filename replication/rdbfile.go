@@ -52,6 +52,10 @@ type Entry struct {
 	Value []byte
 	// ExpireMS is the absolute expiry in Unix milliseconds, or -1.
 	ExpireMS int64
+	// Idle (seconds, under an LRU policy) and Freq (the LFU counter,
+	// under an LFU policy) are what the master saved for eviction, or -1.
+	Idle int64
+	Freq int
 }
 
 // FileReader reads an RDB file (Redis's rdbLoadRio) from a stream, one key
@@ -108,7 +112,7 @@ func (f *FileReader) Next() (*Entry, error) {
 	if f.done {
 		return nil, io.EOF
 	}
-	expire := int64(-1)
+	e := Entry{ExpireMS: -1, Idle: -1, Freq: -1}
 	for {
 		op, err := f.byte1()
 		if err != nil {
@@ -135,21 +139,25 @@ func (f *FileReader) Next() (*Entry, error) {
 			if err != nil {
 				return nil, err
 			}
-			expire = int64(binary.LittleEndian.Uint64(b))
+			e.ExpireMS = int64(binary.LittleEndian.Uint64(b))
 		case opExpireTime:
 			b, err := f.take(nil, 4)
 			if err != nil {
 				return nil, err
 			}
-			expire = int64(int32(binary.LittleEndian.Uint32(b))) * 1000
+			e.ExpireMS = int64(int32(binary.LittleEndian.Uint32(b))) * 1000
 		case opFreq:
-			if _, err := f.byte1(); err != nil {
+			c, err := f.byte1()
+			if err != nil {
 				return nil, err
 			}
+			e.Freq = int(c)
 		case opIdle:
-			if _, err := f.plainLen(); err != nil {
+			n, err := f.plainLen()
+			if err != nil {
 				return nil, err
 			}
+			e.Idle = int64(n)
 		case opAux:
 			if err := f.aux(); err != nil {
 				return nil, err
@@ -162,13 +170,13 @@ func (f *FileReader) Next() (*Entry, error) {
 		case opFunction, opModuleAux:
 			return nil, f.errf("opcode %d (pre-7.0 function or module data) not supported", op)
 		default:
-			return f.entry(op, expire)
+			return f.entry(op, &e)
 		}
 	}
 }
 
-// entry reads a key and its value of RDB type t.
-func (f *FileReader) entry(t byte, expire int64) (*Entry, error) {
+// entry reads a key and its value of RDB type t into e.
+func (f *FileReader) entry(t byte, e *Entry) (*Entry, error) {
 	raw, err := f.copyString(nil)
 	if err != nil {
 		return nil, err
@@ -181,7 +189,8 @@ func (f *FileReader) entry(t byte, expire int64) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Entry{DB: f.db, Key: key, Value: v, ExpireMS: expire}, nil
+	e.DB, e.Key, e.Value = f.db, key, v
+	return e, nil
 }
 
 // aux reads one AUX field.

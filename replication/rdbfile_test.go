@@ -22,7 +22,7 @@ import (
 
 // startRedis starts redis-server 7.0 with its data in dir, or skips the
 // test when there is none.
-func startRedis(t *testing.T, dir string) *redis.Client {
+func startRedis(t *testing.T, dir string, extra ...string) *redis.Client {
 	t.Helper()
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -33,8 +33,8 @@ func startRedis(t *testing.T, dir string) *redis.Client {
 		t.Fatal(err)
 	}
 	port := l
-	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", dir)
+	cmd := exec.Command(path, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", dir}, extra...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -242,4 +242,33 @@ func netListen() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// TestFileReaderIdleFreq reads the IDLE opcode a master under an LRU
+// policy saves, and the FREQ opcode under an LFU policy.
+func TestFileReaderIdleFreq(t *testing.T) {
+	for _, policy := range []string{"allkeys-lru", "allkeys-lfu"} {
+		dir := t.TempDir()
+		c := startRedis(t, dir, "--maxmemory-policy", policy)
+		ctx := context.Background()
+		c.Set(ctx, "k", "v", 0)
+		for range 20 {
+			c.Get(ctx, "k")
+		}
+		if err := c.Save(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "dump.rdb"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, es, err := readAll(b)
+		if err != nil || len(es) != 1 {
+			t.Fatalf("%s: %d entries, %v", policy, len(es), err)
+		}
+		e := es[0]
+		if policy == "allkeys-lru" && (e.Idle < 0 || e.Freq != -1) || policy == "allkeys-lfu" && (e.Freq <= 0 || e.Idle != -1) {
+			t.Fatalf("%s: idle %d freq %d", policy, e.Idle, e.Freq)
+		}
+	}
 }

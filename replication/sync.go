@@ -229,15 +229,22 @@ func (l *Link) load(r *bufio.Reader) (int, error) {
 	}
 }
 
-// restoreCommand appends RESTORE key ttl payload REPLACE ABSTTL for e.
+// restoreCommand appends RESTORE key ttl payload REPLACE ABSTTL for e,
+// with the key's idle time or LFU counter when the master saved one.
 func restoreCommand(dst []byte, e *Entry) []byte {
 	ttl := int64(0)
 	if e.ExpireMS > 0 {
 		ttl = e.ExpireMS
 	}
-	payload := rdb.AppendFooter(e.Value, 0)
-	return appendCommand(dst, []byte("RESTORE"), e.Key, strconv.AppendInt(nil, ttl, 10), payload,
-		[]byte("REPLACE"), []byte("ABSTTL"))
+	args := [][]byte{[]byte("RESTORE"), e.Key, strconv.AppendInt(nil, ttl, 10), rdb.AppendFooter(e.Value, 0),
+		[]byte("REPLACE"), []byte("ABSTTL")}
+	if e.Idle >= 0 {
+		args = append(args, []byte("IDLETIME"), strconv.AppendInt(nil, e.Idle, 10))
+	}
+	if e.Freq >= 0 {
+		args = append(args, []byte("FREQ"), strconv.AppendInt(nil, int64(e.Freq), 10))
+	}
+	return appendCommand(dst, args...)
 }
 
 // stream follows the master's commands: each is handed to the local
