@@ -68,9 +68,13 @@ type Link struct {
 	state string
 	sync  bool
 	down  time.Time
-	// up and loading mirror state for the command path's checks (Up,
+	// up and loads hold state for the command path's checks (Up,
 	// Loading), which must not take mu.
-	up, loading atomic.Bool // loading: from the snapshot's FLUSHALL until its load completes
+	up atomic.Bool
+	// loads is the snapshot loads' state: the number of loads begun,
+	// shifted left by one, and in bit 0 whether the last is not yet
+	// answered whole by the local server (from its FLUSHALL on).
+	loads atomic.Int64
 
 	lastIO  atomic.Int64 // unix nanoseconds
 	readOff atomic.Int64
@@ -156,7 +160,25 @@ func (l *Link) Up() bool { return l.up.Load() }
 // Loading reports whether a snapshot is being loaded, or its load broke
 // off: the data is partly there until a load completes, and the server
 // answers LOADING, as Redis does while it loads.
-func (l *Link) Loading() bool { return l.loading.Load() }
+func (l *Link) Loading() bool { return l.loads.Load()&1 != 0 }
+
+// beginLoad marks a new snapshot load begun and returns its number.
+func (l *Link) beginLoad() int64 {
+	gen := l.loads.Load()>>1 + 1
+	l.loads.Store(gen<<1 | 1)
+	return gen
+}
+
+// endLoadWhen marks load gen complete once done is closed, unless a later
+// load began meanwhile; a load whose local connection died stays
+// incomplete (the next sync is a full one).
+func (l *Link) endLoadWhen(gen int64, done <-chan struct{}, a *applier) {
+	select {
+	case <-done:
+		l.loads.CompareAndSwap(gen<<1|1, gen<<1)
+	case <-a.dead:
+	}
+}
 
 // stopped reports whether Stop was called.
 func (l *Link) stopped() bool {
@@ -204,7 +226,6 @@ func (l *Link) run() {
 	if l.app != nil {
 		l.app.drain(5 * time.Second)
 	}
-	l.loading.Store(false)
 }
 
 func (l *Link) addr() string { return net.JoinHostPort(l.cfg.Host, strconv.Itoa(l.cfg.Port)) }

@@ -123,6 +123,10 @@ func (l *Link) psync(conn net.Conn, br *bufio.Reader, end <-chan struct{}) error
 // the stream at the first ACK, sent then.
 func (l *Link) fullSync(conn net.Conn, br *bufio.Reader, id string, start int64, end <-chan struct{}) error {
 	l.setState(StateSync, true)
+	// Until this load completes the data follows no replication id: a
+	// session that breaks off must be followed by a full sync again,
+	// never by a partial one from the old id and offset.
+	l.setReplID("")
 	l.cfg.Log.Info("replica: full resync from the master", "master", l.addr(), "replid", id, "offset", start)
 	if err := skipNewlines(br); err != nil {
 		return err
@@ -132,6 +136,7 @@ func (l *Link) fullSync(conn net.Conn, br *bufio.Reader, id string, start int64,
 		return fmt.Errorf("replication: reading the snapshot's header: %w", err)
 	}
 	var keys int
+	gen := l.beginLoad()
 	switch {
 	case bytes.HasPrefix(hdr, []byte("$EOF:")) && len(hdr) == 5+40:
 		if keys, err = l.load(br); err != nil {
@@ -169,6 +174,7 @@ func (l *Link) fullSync(conn net.Conn, br *bufio.Reader, id string, start int64,
 	if err != nil {
 		return err
 	}
+	go l.endLoadWhen(gen, loaded, l.app)
 	go l.whenLoaded(conn, loaded, end, keys)
 	return nil
 }
@@ -176,15 +182,28 @@ func (l *Link) fullSync(conn net.Conn, br *bufio.Reader, id string, start int64,
 // whenLoaded marks the link up once the snapshot is loaded and sends the
 // first ACK, which tells the master to start the stream.
 func (l *Link) whenLoaded(conn net.Conn, loaded <-chan struct{}, end <-chan struct{}, keys int) {
-	select {
-	case <-loaded:
-	case <-end:
+	if !awaitSession(loaded, end) {
 		return
 	}
-	l.loading.Store(false)
 	l.setState(StateConnected, false)
 	l.cfg.Log.Info("replica: MASTER <-> REPLICA sync finished with success", "master", l.addr(), "keys", keys)
 	l.ack(conn)
+}
+
+// awaitSession waits for done and reports whether it came while the
+// session that waits is still on (end not closed).
+func awaitSession(done, end <-chan struct{}) bool {
+	select {
+	case <-done:
+	case <-end:
+		return false
+	}
+	select {
+	case <-end:
+		return false
+	default:
+		return true
+	}
 }
 
 // load reads the RDB file from r and sends FLUSHALL and a RESTORE per key
@@ -194,7 +213,6 @@ func (l *Link) load(r *bufio.Reader) (int, error) {
 	if err := f.Header(); err != nil {
 		return 0, err
 	}
-	l.loading.Store(true)
 	if l.inMulti { // the old stream broke off inside a transaction
 		l.inMulti = false
 		if err := l.app.send(appendCommand(nil, []byte("DISCARD")), item{off: -1, what: "discard"}); err != nil {

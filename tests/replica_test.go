@@ -1,8 +1,10 @@
 package tests
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -178,7 +180,7 @@ func waitLinkUp(t *testing.T, c *redis.Client) {
 // the replica refuses a client's write; REPLICAOF NO ONE makes it a
 // writable master with the data kept.
 func TestReplicaOfRedisMaster(t *testing.T) {
-	m := startRedisServer(t, "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0")
+	m := startRedisServer(t, "--dir", t.TempDir(), "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0")
 	maddr := m.Options().Addr
 	fillMaster(t, maddr)
 	s := startServer(t, "uring", 2)
@@ -288,7 +290,7 @@ func waitAcked(t *testing.T, m, r *redis.Client) {
 // data directory with replicaof in its config file: it syncs again and
 // equals the master.
 func TestReplicaKill9Resync(t *testing.T) {
-	m := startRedisServer(t, "--repl-diskless-sync", "no")
+	m := startRedisServer(t, "--dir", t.TempDir(), "--repl-diskless-sync", "no")
 	maddr := m.Options().Addr
 	fillMaster(t, maddr)
 	host, port := hostPort(t, m.Options().Addr)
@@ -345,7 +347,7 @@ func writeUntil(ctx context.Context, c *redis.Client, stop <-chan struct{}) erro
 // KILL TYPE replica): the replica reconnects with PSYNC <replid> <offset>,
 // the master answers +CONTINUE, and the writes made meanwhile arrive.
 func TestReplicaPartialResync(t *testing.T) {
-	m := startRedisServer(t, "--repl-diskless-sync-delay", "0")
+	m := startRedisServer(t, "--dir", t.TempDir(), "--repl-diskless-sync-delay", "0")
 	maddr := m.Options().Addr
 	fillMaster(t, maddr)
 	s := startServer(t, "pool", 1)
@@ -432,6 +434,105 @@ func TestReplicaServeStaleData(t *testing.T) {
 	}
 }
 
+// fakeMaster answers each replica connection's handshake and hands the
+// PSYNC's arguments and the connection to session, which plays the rest.
+func fakeMaster(l net.Listener, session func(n int, psync []string, conn net.Conn, br *bufio.Reader)) {
+	for n := 1; ; n++ {
+		conn, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer conn.Close()
+			br := bufio.NewReader(conn)
+			for _, reply := range []string{"+PONG\r\n", "+OK\r\n", "+OK\r\n"} {
+				if _, err := readRESPCommand(br); err != nil {
+					return
+				}
+				conn.Write([]byte(reply))
+			}
+			psync, err := readRESPCommand(br)
+			if err != nil {
+				return
+			}
+			session(n, psync, conn, br)
+		}()
+	}
+}
+
+// readRESPCommand reads one multibulk command.
+func readRESPCommand(br *bufio.Reader) ([]string, error) {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(line[1:]))
+	if err != nil {
+		return nil, err
+	}
+	args := make([]string, n)
+	for i := range args {
+		if _, err := br.ReadString('\n'); err != nil { // $len
+			return nil, err
+		}
+		a, err := br.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		args[i] = strings.TrimSuffix(a, "\r\n")
+	}
+	return args, nil
+}
+
+// emptyRDB is an RDB file with no key and no checksum (rdbchecksum no).
+const emptyRDB = "REDIS0010\xff\x00\x00\x00\x00\x00\x00\x00\x00"
+
+// TestReplicaBrokenSyncIsFullAgain: a master syncs the replica, drops
+// the link, refuses the partial resync the replica asks for and sends a
+// snapshot that breaks off in the middle: the replica answers LOADING
+// meanwhile (its data is half there), and its next PSYNC asks for a full
+// sync, never a partial one from the id it had before.
+func TestReplicaBrokenSyncIsFullAgain(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	psyncs := make(chan []string, 16)
+	mark, id1 := strings.Repeat("m", 40), strings.Repeat("a", 40)
+	go fakeMaster(l, func(n int, psync []string, conn net.Conn, br *bufio.Reader) {
+		psyncs <- psync
+		switch n {
+		case 1: // a whole sync; the link drops once the replica acknowledged it
+			conn.Write([]byte("+FULLRESYNC " + id1 + " 100\r\n$EOF:" + mark + "\r\n" + emptyRDB + mark))
+			if ack, err := readRESPCommand(br); err != nil || ack[0] != "REPLCONF" {
+				return
+			}
+		case 2: // a snapshot cut short
+			conn.Write([]byte("+FULLRESYNC " + strings.Repeat("b", 40) + " 7\r\n$EOF:" + mark + "\r\nREDIS0010\xfe\x00\x00\x01k"))
+		default:
+			io.Copy(io.Discard, br)
+		}
+	})
+	s := startServer(t, "pool", 1)
+	c := s.client(2)
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	mustDo(t, c, "REPLICAOF", "127.0.0.1", port)
+	for i, want := range []string{"? -1", id1 + " 101", "? -1"} {
+		select {
+		case p := <-psyncs:
+			if got := strings.Join(p[1:], " "); p[0] != "PSYNC" || got != want {
+				t.Fatalf("PSYNC %d: %q, want PSYNC %s", i+1, p, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no PSYNC %d", i+1)
+		}
+	}
+	if err := c.Get(ctx(t), "k").Err(); err == nil || !strings.HasPrefix(err.Error(), "LOADING") {
+		t.Fatalf("GET after a broken-off load: %v", err)
+	}
+}
+
 // TestReplicaMasterGarbage: a master that answers the handshake, sends an
 // empty snapshot, then garbage in its stream: the replica drops the link,
 // says why in its log, keeps serving, and connects again.
@@ -442,7 +543,13 @@ func TestReplicaMasterGarbage(t *testing.T) {
 	}
 	t.Cleanup(func() { l.Close() })
 	conns := make(chan int, 16)
-	go fakeMaster(l, conns)
+	go fakeMaster(l, func(n int, _ []string, conn net.Conn, br *bufio.Reader) {
+		conns <- n
+		mark := strings.Repeat("m", 40)
+		conn.Write([]byte("+FULLRESYNC " + strings.Repeat("a", 40) + " 0\r\n$EOF:" + mark + "\r\n" + emptyRDB + mark))
+		conn.Write([]byte("*1\r\n$4\r\nPING\r\n%garbage\r\n"))
+		io.Copy(io.Discard, br) // until the replica hangs up
+	})
 	s := startServer(t, "pool", 1)
 	c := s.client(2)
 	_, port, _ := net.SplitHostPort(l.Addr().String())
@@ -453,48 +560,18 @@ func TestReplicaMasterGarbage(t *testing.T) {
 	if err := c.Ping(ctx(t)).Err(); err != nil {
 		t.Fatalf("the replica stopped serving: %v", err)
 	}
-	select {
-	case <-conns:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the replica did not connect")
-	}
-	select {
-	case <-conns:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the replica did not connect again")
+	for _, what := range []string{"connect", "connect again"} {
+		select {
+		case <-conns:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the replica did not %s", what)
+		}
 	}
 	if got := infoField(t, c, "master_link_status"); got != "down" {
 		t.Fatalf("master_link_status = %q", got)
 	}
-}
-
-// fakeMaster answers a replica's handshake, sends an empty RDB file in
-// the diskless form, then garbage, for every connection.
-func fakeMaster(l net.Listener, conns chan<- int) {
-	for n := 1; ; n++ {
-		conn, err := l.Accept()
-		if err != nil {
-			return
-		}
-		conns <- n
-		go func() {
-			defer conn.Close()
-			buf := make([]byte, 4096)
-			for _, reply := range []string{"+PONG\r\n", "+OK\r\n", "+OK\r\n"} {
-				if _, err := conn.Read(buf); err != nil {
-					return
-				}
-				conn.Write([]byte(reply))
-			}
-			if _, err := conn.Read(buf); err != nil { // PSYNC
-				return
-			}
-			mark := strings.Repeat("m", 40)
-			rdb := "REDIS0010\xff\x00\x00\x00\x00\x00\x00\x00\x00" // no checksum (rdbchecksum no)
-			conn.Write([]byte("+FULLRESYNC " + strings.Repeat("a", 40) + " 0\r\n$EOF:" + mark + "\r\n" + rdb + mark))
-			conn.Write([]byte("*1\r\n$4\r\nPING\r\n%garbage\r\n"))
-			conn.Read(buf) // until the replica hangs up
-		}()
+	if v, err := c.Get(ctx(t), "k").Result(); err != redis.Nil {
+		t.Fatalf("GET on the replica: %q %v", v, err)
 	}
 }
 
@@ -503,7 +580,7 @@ func fakeMaster(l net.Listener, conns chan<- int) {
 // password it stays down and the log says why. replica-read-only no lets
 // a client write on the replica.
 func TestReplicaMasterAuth(t *testing.T) {
-	m := startRedisServer(t, "--repl-diskless-sync-delay", "0")
+	m := startRedisServer(t, "--dir", t.TempDir(), "--repl-diskless-sync-delay", "0")
 	mustDo(t, m, "CONFIG", "SET", "requirepass", "s3cret")
 	host, port := hostPort(t, m.Options().Addr)
 	bad := startServer(t, "pool", 1, "--masterauth", "wrong", "--replicaof", host, port)
