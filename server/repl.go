@@ -208,6 +208,5 @@ func cmdMasterLink(c *conn, args [][]byte) {
 	c.replMaster = true
 	c.authed = true
 	c.parser.Unauthenticated = false
-	c.name = "master-link"
 	c.replyLocal(func(w *resp.Writer) { w.SimpleString("OK") })
 }

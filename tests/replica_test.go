@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -598,4 +599,42 @@ func TestReplicaMasterAuth(t *testing.T) {
 		t.Fatalf("slave_read_only = %q", got)
 	}
 	mustDo(t, r, "SET", "local", "write")
+}
+
+// TestReplicaInfoAsRedis: moond and redis-server 7.0, replicas of one
+// master, print the same INFO replication fields in the same order, and
+// the same ROLE.
+func TestReplicaInfoAsRedis(t *testing.T) {
+	m := startRedisServer(t, "--dir", t.TempDir(), "--repl-diskless-sync-delay", "0")
+	host, port := hostPort(t, m.Options().Addr)
+	rr := startRedisServer(t, "--dir", t.TempDir(), "--replicaof", host, port)
+	s := startServer(t, "pool", 2, "--replicaof", host, port)
+	mr := s.client(2)
+	waitLinkUp(t, rr)
+	waitLinkUp(t, mr)
+	names := func(c *redis.Client) []string {
+		info, err := c.Info(ctx(t), "replication").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range strings.Split(strings.TrimSpace(info), "\r\n") {
+			name, _, _ := strings.Cut(l, ":")
+			out = append(out, name)
+		}
+		return out
+	}
+	if want, got := names(rr), names(mr); !slices.Equal(want, got) {
+		t.Fatalf("INFO replication fields:\nmoond %q\nredis %q", got, want)
+	}
+	role := func(c *redis.Client) string {
+		r, err := c.Do(ctx(t), "ROLE").Slice()
+		if err != nil || len(r) != 5 {
+			t.Fatalf("ROLE: %v %v", r, err)
+		}
+		return fmt.Sprint(r[:4])
+	}
+	if want, got := role(rr), role(mr); got != want {
+		t.Fatalf("ROLE: moond %s, redis %s", got, want)
+	}
 }
