@@ -107,10 +107,12 @@ func (w *worker) applyEviction(st evictionSettings) {
 	}
 }
 
-// mayEvict reports whether the shard may evict now: it has a limit, and
-// no transaction holds it or runs on it.
+// mayEvict reports whether the shard may evict now: it has a limit, no
+// transaction holds it or runs on it, and the server is no replica (as
+// Redis's replica-ignore-maxmemory yes: the master's DELs keep a replica
+// in step, its own evictions would make it differ).
 func (w *worker) mayEvict() bool {
-	return w.mem.limit > 0 && w.holder == nil && !w.serving
+	return w.mem.limit > 0 && w.holder == nil && !w.serving && !w.srv.repl.gate.Load()
 }
 
 // enforceMemory evicts until the shard's data fits its share, or the run's

@@ -346,12 +346,13 @@ func writeUntil(ctx context.Context, c *redis.Client, stop <-chan struct{}) erro
 
 // TestReplicaPartialResync drops the link from the master's side (CLIENT
 // KILL TYPE replica): the replica reconnects with PSYNC <replid> <offset>,
-// the master answers +CONTINUE, and the writes made meanwhile arrive.
+// the master answers +CONTINUE, and the writes made meanwhile arrive. The
+// replica's maxmemory is far below the data: a replica does not evict.
 func TestReplicaPartialResync(t *testing.T) {
 	m := startRedisServer(t, "--dir", t.TempDir(), "--repl-diskless-sync-delay", "0")
 	maddr := m.Options().Addr
 	fillMaster(t, maddr)
-	s := startServer(t, "pool", 1)
+	s := startServer(t, "pool", 1, "--maxmemory", "50kb", "--maxmemory-policy", "allkeys-random")
 	r := s.client(2)
 	host, port := hostPort(t, m.Options().Addr)
 	mustDo(t, r, "REPLICAOF", host, port)
