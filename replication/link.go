@@ -17,8 +17,10 @@ import (
 type Config struct {
 	Host string
 	Port int
-	// User and Password are masteruser and masterauth ("" for none).
-	User, Password string
+	// Credentials returns masteruser and masterauth ("" for none), read
+	// at each connection, as Redis does, so that CONFIG SET masterauth
+	// takes effect at the next one. Nil for none.
+	Credentials func() (user, password string)
 	// ListeningPort is this server's port, told to the master (REPLCONF
 	// listening-port), which shows it in its INFO.
 	ListeningPort int

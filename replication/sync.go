@@ -57,10 +57,14 @@ func (l *Link) handshake(conn net.Conn, br *bufio.Reader) error {
 		!strings.HasPrefix(r, "-ERR operation not permitted") {
 		return fmt.Errorf("replication: error reply to PING from the master: %s", r)
 	}
-	if l.cfg.Password != "" {
-		args := []string{"AUTH", l.cfg.Password}
-		if l.cfg.User != "" {
-			args = []string{"AUTH", l.cfg.User, l.cfg.Password}
+	var user, password string
+	if l.cfg.Credentials != nil {
+		user, password = l.cfg.Credentials()
+	}
+	if password != "" {
+		args := []string{"AUTH", password}
+		if user != "" {
+			args = []string{"AUTH", user, password}
 		}
 		if r, err = l.request(conn, br, args...); err != nil {
 			return err

@@ -120,12 +120,19 @@ func (s *Server) replicaOf(host string, port int) string {
 	}
 	s.setReplicaOfConfig(host + " " + strconv.Itoa(port))
 	s.cfgMu.RLock()
-	cfg := replication.Config{Host: host, Port: port, User: s.cfg.MasterUser, Password: s.cfg.MasterAuth,
+	cfg := replication.Config{Host: host, Port: port, Credentials: s.masterCredentials,
 		ListeningPort: s.port, Timeout: s.cfg.ReplTimeout, Log: s.log, Local: s.masterClientConn}
 	s.cfgMu.RUnlock()
 	s.log.Info("REPLICAOF: connecting to the master", "host", host, "port", port)
 	r.cur.Store(&replTarget{link: replication.Start(cfg), host: host, port: port})
 	return "OK"
+}
+
+// masterCredentials are masteruser and masterauth as configured now.
+func (s *Server) masterCredentials() (string, string) {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg.MasterUser, s.cfg.MasterAuth
 }
 
 // setReplicaOfConfig records the master in the configuration, for CONFIG

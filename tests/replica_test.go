@@ -579,7 +579,8 @@ func TestReplicaMasterGarbage(t *testing.T) {
 
 // TestReplicaMasterAuth: a master with requirepass, moond started with
 // masterauth and replicaof as flags: the link comes up; with a wrong
-// password it stays down and the log says why. replica-read-only no lets
+// password it stays down and the log says why, until CONFIG SET
+// masterauth gives the right one. replica-read-only no lets
 // a client write on the replica.
 func TestReplicaMasterAuth(t *testing.T) {
 	m := startRedisServer(t, "--dir", t.TempDir(), "--repl-diskless-sync-delay", "0")
@@ -595,6 +596,8 @@ func TestReplicaMasterAuth(t *testing.T) {
 	if got := infoField(t, bad.client(2), "master_link_status"); got != "down" {
 		t.Fatalf("with a wrong masterauth master_link_status = %q", got)
 	}
+	mustDo(t, bad.client(2), "CONFIG", "SET", "masterauth", "s3cret") // taken at the next attempt
+	waitLinkUp(t, bad.client(2))
 	mustDo(t, r, "CONFIG", "SET", "replica-read-only", "no")
 	if got := infoField(t, r, "slave_read_only"); got != "0" {
 		t.Fatalf("slave_read_only = %q", got)
