@@ -52,8 +52,15 @@ func newApplier(conn net.Conn, log *slog.Logger, off int64) *applier {
 func (a *applier) send(raw []byte, it item) error {
 	select {
 	case a.items <- it:
-	case <-a.dead:
-		return a.err
+	default: // as many commands in flight as allowed: the ones buffered must go before waiting
+		if err := a.flush(); err != nil {
+			return err
+		}
+		select {
+		case a.items <- it:
+		case <-a.dead:
+			return a.err
+		}
 	}
 	if _, err := a.w.Write(raw); err != nil {
 		return fmt.Errorf("replication: writing to the local server: %w", err)
