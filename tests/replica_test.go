@@ -642,3 +642,26 @@ func TestReplicaInfoAsRedis(t *testing.T) {
 		t.Fatalf("ROLE: moond %s, redis %s", got, want)
 	}
 }
+
+// TestReplicaAckedWritesSurviveKill9: a write the replica acknowledged
+// (WAIT on the master counts it) is in its WAL: after kill -9 and a
+// restart without replicaof, the replica has it.
+func TestReplicaAckedWritesSurviveKill9(t *testing.T) {
+	m := startRedisServer(t, "--dir", t.TempDir(), "--repl-diskless-sync-delay", "0")
+	host, port := hostPort(t, m.Options().Addr)
+	dir := t.TempDir()
+	s := startServerIn(t, dir, "uring", 2, "--replicaof", host, port)
+	waitLinkUp(t, s.client(2))
+	for i := range 50 {
+		m.Set(ctx(t), "acked:"+strconv.Itoa(i), i, 0)
+	}
+	mustDo(t, m, "MSET", "acked:a", "1", "acked:b", "2")
+	if n, err := m.Do(ctx(t), "WAIT", 1, 5000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1: %d %v", n, err)
+	}
+	s.kill9()
+	s2 := startServerIn(t, dir, "uring", 2)
+	if n, err := s2.client(2).Exists(ctx(t), "acked:49", "acked:a", "acked:b").Result(); err != nil || n != 3 {
+		t.Fatalf("after kill -9, %d of the 3 acknowledged keys checked are there (%v)", n, err)
+	}
+}
