@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 
 	"github.com/moond-db/moond/rdb"
@@ -38,6 +39,11 @@ const (
 	typeHashZiplist  = 13
 	typeListQuicklst = 14
 	typeSetListpack  = 20
+	// TypeStream and TypeStream2 are RDB_TYPE_STREAM_LISTPACKS and
+	// _LISTPACKS_2 (Redis 7.0's): read whole so that the keys after one
+	// can be read, though moond has no streams.
+	TypeStream  = 15
+	TypeStream2 = 19
 )
 
 // maxRDBVersion is the newest RDB version the reader takes (Redis 7.0's).
@@ -241,8 +247,104 @@ func (f *FileReader) copyValue(dst []byte, t byte) ([]byte, error) {
 		return f.copyStrings(dst, 1, func(f *FileReader, dst []byte) ([]byte, error) { return f.take(dst, 8) })
 	case rdb.TypeListQuicklist2:
 		return f.copyStrings(dst, 1, nil, (*FileReader).copyNodeKind)
+	case TypeStream, TypeStream2:
+		return f.copyStream(dst, t == TypeStream2)
 	}
-	return nil, f.errf("value of RDB type %d (a stream or module value) not supported", t)
+	return nil, f.errf("value of RDB type %d (a module value) not supported", t)
+}
+
+// copyStream copies a stream (Redis 7.0's rdbSaveObject): its listpacks,
+// its length and ids, then its consumer groups with their pending entries
+// and consumers. v2 streams hold more ids and counters.
+func (f *FileReader) copyStream(dst []byte, v2 bool) ([]byte, error) {
+	dst, err := f.copyStrings(dst, 2, nil) // node key, listpack
+	if err != nil {
+		return nil, err
+	}
+	lens := 3 // length, last id
+	if v2 {
+		lens += 5 // first id, max deleted id, entries added
+	}
+	if dst, err = f.copyLens(dst, lens); err != nil {
+		return nil, err
+	}
+	dst, groups, err := f.copyLen(dst)
+	if err != nil {
+		return nil, err
+	}
+	for range groups {
+		if dst, err = f.copyString(dst); err != nil { // name
+			return nil, err
+		}
+		lens := 2 // last id
+		if v2 {
+			lens++ // entries read
+		}
+		if dst, err = f.copyLens(dst, lens); err != nil {
+			return nil, err
+		}
+		if dst, err = f.copyPEL(dst, true); err != nil {
+			return nil, err
+		}
+		if dst, err = f.copyConsumers(dst); err != nil {
+			return nil, err
+		}
+	}
+	return dst, nil
+}
+
+// copyPEL copies a pending entries list: ids (16 bytes), each with its
+// delivery time and count in a group's list.
+func (f *FileReader) copyPEL(dst []byte, group bool) ([]byte, error) {
+	dst, n, err := f.copyLen(dst)
+	if err != nil {
+		return nil, err
+	}
+	for range n {
+		if dst, err = f.take(dst, 16); err != nil {
+			return nil, err
+		}
+		if group {
+			if dst, err = f.take(dst, 8); err != nil {
+				return nil, err
+			}
+			if dst, _, err = f.copyLen(dst); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return dst, nil
+}
+
+// copyConsumers copies a group's consumers: name, seen time, their PEL.
+func (f *FileReader) copyConsumers(dst []byte) ([]byte, error) {
+	dst, n, err := f.copyLen(dst)
+	if err != nil {
+		return nil, err
+	}
+	for range n {
+		if dst, err = f.copyString(dst); err != nil {
+			return nil, err
+		}
+		if dst, err = f.take(dst, 8); err != nil {
+			return nil, err
+		}
+		if dst, err = f.copyPEL(dst, false); err != nil {
+			return nil, err
+		}
+	}
+	return dst, nil
+}
+
+// copyLens copies n lengths.
+func (f *FileReader) copyLens(dst []byte, n int) ([]byte, error) {
+	var err error
+	for range n {
+		if dst, _, err = f.copyLen(dst); err != nil {
+			return nil, err
+		}
+	}
+	return dst, nil
 }
 
 // copyStrings copies a count and, count times, each of before, per
@@ -305,7 +407,7 @@ func (f *FileReader) copyString(dst []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return f.take(dst, n)
+		return f.takeLen(dst, n)
 	}
 	switch c & 0x3f {
 	case 0:
@@ -322,13 +424,25 @@ func (f *FileReader) copyString(dst []byte) ([]byte, error) {
 		if dst, _, err = f.copyLen(dst); err != nil {
 			return nil, err
 		}
-		return f.take(dst, clen)
+		return f.takeLen(dst, clen)
 	}
 	return nil, f.errf("unknown string encoding %d", c&0x3f)
 }
 
+// takeLen is take for a length read from the file, which may be anything.
+func (f *FileReader) takeLen(dst []byte, n uint64) ([]byte, error) {
+	if n > maxStringLen {
+		return nil, f.errf("a string of %d bytes", n)
+	}
+	return f.take(dst, int(n))
+}
+
+// maxStringLen bounds one string of the file (Redis's are 512 MB at most,
+// a listpack or ziplist 4 GB).
+const maxStringLen = 1 << 33
+
 // copyLen copies a length (not a special encoding) and returns it.
-func (f *FileReader) copyLen(dst []byte) ([]byte, int, error) {
+func (f *FileReader) copyLen(dst []byte) ([]byte, uint64, error) {
 	c, err := f.byte1()
 	if err != nil {
 		return nil, 0, err
@@ -342,46 +456,44 @@ func (f *FileReader) copyLen(dst []byte) ([]byte, int, error) {
 }
 
 // lenAfter reads the rest of a length whose first byte c was read,
-// appending its bytes to *dst.
-func (f *FileReader) lenAfter(dst *[]byte, c byte) (int, error) {
-	var n uint64
+// appending its bytes to *dst. A length may be any 64-bit number (stream
+// ids are lengths): who uses one as a size or a count checks it.
+func (f *FileReader) lenAfter(dst *[]byte, c byte) (uint64, error) {
 	switch {
 	case c>>6 == 0:
-		return int(c & 0x3f), nil
+		return uint64(c & 0x3f), nil
 	case c>>6 == 1:
 		c2, err := f.byte1()
 		if err != nil {
 			return 0, err
 		}
 		*dst = append(*dst, c2)
-		return int(c&0x3f)<<8 | int(c2), nil
+		return uint64(c&0x3f)<<8 | uint64(c2), nil
 	case c == 0x80:
 		b, err := f.take(nil, 4)
 		if err != nil {
 			return 0, err
 		}
 		*dst = append(*dst, b...)
-		n = uint64(binary.BigEndian.Uint32(b))
+		return uint64(binary.BigEndian.Uint32(b)), nil
 	case c == 0x81:
 		b, err := f.take(nil, 8)
 		if err != nil {
 			return 0, err
 		}
 		*dst = append(*dst, b...)
-		n = binary.BigEndian.Uint64(b)
-	default:
-		return 0, f.errf("bad length byte %#x", c)
+		return binary.BigEndian.Uint64(b), nil
 	}
-	if n > 1<<40 {
-		return 0, f.errf("length %d", n)
-	}
-	return int(n), nil
+	return 0, f.errf("bad length byte %#x", c)
 }
 
-// plainLen reads a length an opcode takes.
+// plainLen reads a length an opcode takes (a db number, an idle time).
 func (f *FileReader) plainLen() (int, error) {
 	_, n, err := f.copyLen(nil)
-	return n, err
+	if err == nil && n > math.MaxInt32 {
+		return 0, f.errf("%d where a db number or a time belongs", n)
+	}
+	return int(n), err
 }
 
 // str reads a string in any encoding, decoded.

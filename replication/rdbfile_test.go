@@ -272,3 +272,46 @@ func TestFileReaderIdleFreq(t *testing.T) {
 		}
 	}
 }
+
+// TestFileReaderStream reads streams redis-server 7.0 saved, with consumer
+// groups, pending entries and consumers, byte for byte as its DUMP, and
+// the keys after them.
+func TestFileReaderStream(t *testing.T) {
+	dir := t.TempDir()
+	c := startRedis(t, dir)
+	ctx := context.Background()
+	for i := range 300 {
+		c.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: []any{"f", i, "g", strings.Repeat("x", i%40)}})
+	}
+	c.XAdd(ctx, &redis.XAddArgs{Stream: "empty", ID: "5-1", Values: []any{"a", 1}})
+	c.XDel(ctx, "empty", "5-1")
+	c.XGroupCreate(ctx, "s", "g1", "0")
+	c.XGroupCreate(ctx, "s", "g2", "$")
+	c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g1", Consumer: "alice", Streams: []string{"s", ">"}, Count: 10})
+	c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g1", Consumer: "bob", Streams: []string{"s", ">"}, Count: 5})
+	c.Set(ctx, "after", "v", 0)
+	if err := c.Save(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "dump.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, es, err := readAll(b)
+	if err != nil || len(es) != 3 {
+		t.Fatalf("%d entries, %v", len(es), err)
+	}
+	for _, e := range es {
+		dump, err := c.Dump(ctx, string(e.Key)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := rdb.VerifyPayload([]byte(dump))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(e.Value, body) {
+			t.Errorf("key %q: value %d bytes, DUMP %d bytes", e.Key, len(e.Value), len(body))
+		}
+	}
+}

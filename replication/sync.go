@@ -226,11 +226,14 @@ func (l *Link) load(r *bufio.Reader) (int, error) {
 	if err := l.app.send(appendCommand(nil, []byte("FLUSHALL")), item{off: -1, what: "flushall"}); err != nil {
 		return 0, err
 	}
-	db, keys := -1, 0
+	db, keys, skipped := -1, 0, 0
 	var buf []byte
 	for {
 		e, err := f.Next()
 		if err == io.EOF {
+			if skipped > 0 {
+				l.cfg.Log.Warn("replica: keys of the master's snapshot skipped", "streams", skipped)
+			}
 			return keys, nil
 		}
 		if err != nil {
@@ -242,6 +245,11 @@ func (l *Link) load(r *bufio.Reader) (int, error) {
 			if err := l.app.send(sel, item{off: -1, what: "select"}); err != nil {
 				return keys, err
 			}
+		}
+		if t := e.Value[0]; t == TypeStream || t == TypeStream2 {
+			skipped++
+			l.cfg.Log.Warn("replica: a stream in the master's snapshot skipped: moond has no streams", "db", e.DB, "key", string(e.Key))
+			continue
 		}
 		buf = restoreCommand(buf[:0], e)
 		if err := l.app.send(buf, item{off: -1, what: "restore"}); err != nil {

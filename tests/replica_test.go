@@ -665,3 +665,35 @@ func TestReplicaAckedWritesSurviveKill9(t *testing.T) {
 		t.Fatalf("after kill -9, %d of the 3 acknowledged keys checked are there (%v)", n, err)
 	}
 }
+
+// TestReplicaSkipsStreams: moond has no streams. A stream in the master's
+// snapshot is skipped with a log line and the keys after it load; an XADD
+// in the stream fails here with a log line and the writes after it apply.
+func TestReplicaSkipsStreams(t *testing.T) {
+	m := startRedisServer(t, "--dir", t.TempDir(), "--repl-diskless-sync-delay", "0")
+	mustDo(t, m, "XADD", "events", "*", "f", "v")
+	mustDo(t, m, "XGROUP", "CREATE", "events", "g", "0")
+	mustDo(t, m, "SET", "zzz", "after the stream")
+	host, port := hostPort(t, m.Options().Addr)
+	s := startServer(t, "pool", 2, "--replicaof", host, port)
+	r := s.client(2)
+	waitLinkUp(t, r)
+	if v, err := r.Get(ctx(t), "zzz").Result(); err != nil || v != "after the stream" {
+		t.Fatalf("GET zzz: %q %v", v, err)
+	}
+	if !s.logShows("a stream in the master's snapshot skipped") {
+		t.Fatal("no log line for the skipped stream")
+	}
+	mustDo(t, m, "XADD", "events", "*", "f", "w")
+	mustDo(t, m, "SET", "later", "1")
+	deadline := time.Now().Add(10 * time.Second)
+	for r.Get(ctx(t), "later").Val() != "1" {
+		if time.Now().After(deadline) {
+			t.Fatal("the write after an XADD did not arrive")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !s.logShows("a command from the master failed here") {
+		t.Fatal("no log line for the failed XADD")
+	}
+}
