@@ -137,7 +137,7 @@ func appendCommand(dst []byte, args ...[]byte) []byte {
 }
 
 // readReply reads one RESP2 reply and returns the error's text when it is
-// an error reply ("" otherwise).
+// an error reply, or an array holding one ("" otherwise).
 func readReply(r *bufio.Reader) (string, error) {
 	line, err := readLine(r)
 	if err != nil {
@@ -165,12 +165,17 @@ func readReply(r *bufio.Reader) (string, error) {
 		if err != nil || n < -1 {
 			return "", fmt.Errorf("%w: bad array length %q", ErrProtocol, clip(line))
 		}
+		first := "" // an EXEC's reply holds the errors of its commands
 		for range n {
-			if _, err := readReply(r); err != nil {
+			msg, err := readReply(r)
+			if err != nil {
 				return "", err
 			}
+			if first == "" {
+				first = msg
+			}
 		}
-		return "", nil
+		return first, nil
 	}
 	return "", fmt.Errorf("%w: unexpected reply %q", ErrProtocol, clip(line))
 }

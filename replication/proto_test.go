@@ -46,10 +46,10 @@ func TestReadCommandMalformed(t *testing.T) {
 }
 
 // TestReadReply reads replies of every RESP2 kind, nested, and returns
-// the text of an error reply.
+// the text of an error reply, or of the first error in an array.
 func TestReadReply(t *testing.T) {
-	r := reader("+OK\r\n:1\r\n$-1\r\n$3\r\nabc\r\n*2\r\n*1\r\n:1\r\n$1\r\nx\r\n-ERR bad\r\n")
-	for i, want := range []string{"", "", "", "", "", "ERR bad"} {
+	r := reader("+OK\r\n:1\r\n$-1\r\n$3\r\nabc\r\n*2\r\n*1\r\n:1\r\n$1\r\nx\r\n-ERR bad\r\n*2\r\n+OK\r\n-WRONGTYPE x\r\n")
+	for i, want := range []string{"", "", "", "", "", "ERR bad", "WRONGTYPE x"} {
 		got, err := readReply(r)
 		if err != nil || got != want {
 			t.Fatalf("reply %d: %q %v, want %q", i, got, err, want)
