@@ -103,11 +103,12 @@ func (c *conn) replicaRefusal(cmd *command) string {
 }
 
 // allowedWhileStale reports whether cmd runs on a replica whose link is
-// down: Redis's "stale" flag. CLIENT and CONFIG are containers whose
-// every subcommand has it in Redis 7.0, PING has it too.
+// down: Redis 7.0's "stale" flag. CLIENT and CONFIG are containers whose
+// every subcommand has it; ECHO and the transaction commands, which
+// moond's tables describe without it, have it too. PING has not.
 func allowedWhileStale(cmd *command) bool {
 	switch cmd.name {
-	case "ping", "client", "config":
+	case "client", "config", "echo", "multi", "exec", "discard", "watch", "unwatch":
 		return true
 	}
 	spec := cmd.spec
