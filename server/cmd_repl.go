@@ -86,7 +86,7 @@ func cmdRole(c *conn, _ [][]byte) {
 // the link is down and replica-serve-stale-data is off; "" to run it.
 func (c *conn) replicaRefusal(cmd *command) string {
 	r := &c.w.srv.repl
-	if r.readOnly.Load() && cmd.spec.Writes() {
+	if r.readOnly.Load() && commandWrites(cmd) {
 		return readOnlyError
 	}
 	t := r.cur.Load()
@@ -100,6 +100,16 @@ func (c *conn) replicaRefusal(cmd *command) string {
 		return masterDownError
 	}
 	return ""
+}
+
+// commandWrites reports whether cmd has Redis's "write" flag: a data
+// command's spec says so, a server command's (MIGRATE) is in serverSpecs.
+func commandWrites(cmd *command) bool {
+	if cmd.spec != nil {
+		return cmd.spec.Writes()
+	}
+	spec := serverSpec(cmd.name)
+	return spec != nil && hasFlag(spec, "write")
 }
 
 // allowedWhileStale reports whether cmd runs on a replica whose link is

@@ -210,6 +210,9 @@ func TestReplicaOfRedisMaster(t *testing.T) {
 	if err := r.Set(ctx(t), "mine", "1", 0).Err(); err == nil || err.Error() != "READONLY You can't write against a read only replica." {
 		t.Fatalf("a write on the replica: %v", err)
 	}
+	if err := r.Do(ctx(t), "MIGRATE", host, port, "db0:str", 0, 1000).Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
+		t.Fatalf("MIGRATE on the replica: %v", err)
+	}
 	if v, err := r.Get(ctx(t), "db0:str").Result(); err != nil || v != "changed" {
 		t.Fatalf("a read on the replica: %q %v", v, err)
 	}
