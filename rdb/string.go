@@ -178,3 +178,14 @@ func parseScore(b []byte) (float64, error) {
 	}
 	return f, nil
 }
+
+// DecodeString decodes the RDB string (any encoding) at the start of b and
+// returns it and the bytes after it; an RDB file's keys are such strings.
+func DecodeString(b []byte) ([]byte, []byte, error) {
+	r := &reader{b: b}
+	s, err := r.readString()
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, b[r.off:], nil
+}

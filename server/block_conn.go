@@ -138,6 +138,9 @@ func (c *conn) parked(b *blocked) {
 // flags is CLIENT LIST's flags for the connection.
 func (c *conn) flags() string {
 	f := ""
+	if c.replMaster {
+		f += "M"
+	}
 	if c.subscribed() {
 		f += "P"
 	}

@@ -115,6 +115,7 @@ func (s *Server) applyRuntimeConfig(c *conn) {
 	applyGoMemoryLimit(s.cfg.MaxMemory)
 	s.maxmemory.Store(s.cfg.MaxMemory)
 	s.cfgMu.RUnlock()
+	s.cacheReplConfig()
 	c.fanoutCollect(func(w *worker, _ int) {
 		w.applyEviction(ev)
 		if w.sh == nil { // loading: the shard takes the settings when it opens

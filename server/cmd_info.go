@@ -294,17 +294,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		kv("txn_shard_hold_usec", st.heldNanos/1000)
 	case "replication":
 		b.WriteString("# Replication\r\n")
-		kv("role", "master")
-		kv("connected_slaves", 0)
-		kv("master_failover_state", "no-failover")
-		kv("master_replid", s.runID)
-		kv("master_replid2", strings.Repeat("0", 40))
-		kv("master_repl_offset", 0)
-		kv("second_repl_offset", -1)
-		kv("repl_backlog_active", 0)
-		kv("repl_backlog_size", 1048576)
-		kv("repl_backlog_first_byte_offset", 0)
-		kv("repl_backlog_histlen", 0)
+		s.infoReplication(kv)
 	case "cpu":
 		sys, user := cpuTimes()
 		b.WriteString("# CPU\r\n")

@@ -56,6 +56,9 @@ type conn struct {
 	reply           replyMode // CLIENT REPLY (client_reply.go)
 	noEvict         bool      // CLIENT NO-EVICT ON: flag e in CLIENT LIST
 	replyForced     bool      // CLIENT REPLY ON ran: its OK goes even when silenced
+	// replMaster: the replication link's connection, on which the
+	// master's commands run (repl.go); the replica's refusals skip it.
+	replMaster bool
 
 	// waitLSN is the highest WAL record this connection's pending replies
 	// depend on; they leave only once the WAL holds it (see ackedLSN).

@@ -49,6 +49,10 @@ func (c *conn) dispatch(args [][]byte) {
 // then either a server command or a data command routed to its keys' shard.
 func (c *conn) dispatchCommand(args [][]byte) {
 	cmd := c.lastCommand.lookup(args[0])
+	if c.w.srv.repl.gate.Load() && cmd != nil && c.authed && !c.replMaster && c.refuseOnReplica(cmd) {
+		c.w.stats.commands++
+		return // a replica's READONLY or MASTERDOWN (cmd_repl.go), before a pause as in Redis
+	}
 	if c.w.pause.kind != pauseOff && c.holdForPause(cmd, args) {
 		return
 	}
@@ -112,7 +116,7 @@ func (c *conn) dispatchCommand(args [][]byte) {
 		c.errorReply(loadingError)
 		return
 	}
-	if spec.DenyOOM() && c.w.srv.refusesData() {
+	if spec.DenyOOM() && c.w.srv.refusesData() && !c.replMaster { // the master's writes go through, as in Redis
 		st.rejected++
 		c.errorReply(oomError)
 		return

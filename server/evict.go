@@ -108,9 +108,12 @@ func (w *worker) applyEviction(st evictionSettings) {
 }
 
 // mayEvict reports whether the shard may evict now: it has a limit, no
-// transaction holds it or runs on it, and no CLIENT PAUSE is on.
+// transaction holds it or runs on it, no CLIENT PAUSE is on, and the
+// server is no replica (as Redis's replica-ignore-maxmemory yes: the
+// master's DELs keep a replica in step, its own evictions would make it
+// differ).
 func (w *worker) mayEvict() bool {
-	return w.mem.limit > 0 && w.holder == nil && !w.serving && !w.paused()
+	return w.mem.limit > 0 && w.holder == nil && !w.serving && !w.paused() && !w.srv.repl.gate.Load()
 }
 
 // enforceMemory evicts until the shard's data fits its share, or the run's

@@ -96,6 +96,7 @@ func (s *Server) bootShards() {
 		_, total := s.loadedBytes()
 		s.log.Info("DB loaded from disk", "seconds", fmt.Sprintf("%.3f", time.Since(s.loadStart).Seconds()), "bytes", total)
 		s.loading.Store(false)
+		s.startConfiguredReplication()
 	}()
 }
 

@@ -68,6 +68,8 @@ type Server struct {
 
 	metrics *metricsServer // the /metrics endpoint (metrics_http.go); nil when off
 
+	repl replState // moond as a replica (repl.go)
+
 	// reshardFrom is the number of shards the data directory holds when
 	// it differs from --shards (the boot reshards first, reshard.go); 0
 	// otherwise.
@@ -122,6 +124,8 @@ func New(cfg *config.Config, log *slog.Logger) *Server {
 	s.startupMem, _, _ = memoryFigures()
 	s.cachePubsubLimit()
 	s.cacheTiming()
+	s.repl.secret = newSecret()
+	s.cacheReplConfig()
 	return s
 }
 
@@ -253,6 +257,7 @@ func (s *Server) requestShutdown() {
 // checkpoint (at most 5 s of waiting for a heap fsync), seals its WAL
 // (waiting for its writes and fsyncs) and stops the loops, within 10 s.
 func (s *Server) Stop() {
+	s.stopReplication() // before stopping: the commands it read are applied
 	s.stopping.Store(true)
 	s.stopOnce.Do(func() { close(s.stopped) })
 	s.stopMetrics()

@@ -81,6 +81,15 @@ type Config struct {
 	LatencyTracking                bool
 	LatencyTrackingInfoPercentiles []float64
 
+	// Replication (moond as a replica). ReplicaOf is "host port" of the
+	// master, "" when moond is a master; REPLICAOF changes it at run time.
+	ReplicaOf             string
+	MasterAuth            string
+	MasterUser            string
+	ReplicaReadOnly       bool
+	ReplicaServeStaleData bool
+	ReplTimeout           time.Duration
+
 	// moond's runtime.
 	Shards      int
 	IOBackend   string // auto | uring | pool
@@ -135,6 +144,9 @@ func Default() *Config {
 		LFUDecayTime:              1,
 		MaxMemoryEvictionTenacity: 10,
 		OutputBufferLimits:        defaultOutputBufferLimits,
+		ReplicaReadOnly:           true,
+		ReplicaServeStaleData:     true,
+		ReplTimeout:               60 * time.Second,
 		Shards:                    runtime.NumCPU(),
 		IOBackend:                 "auto",
 		UringDeferTaskrun:         true,
@@ -175,7 +187,6 @@ func defaultStored() map[string]string {
 		"lua-time-limit":              "5000",
 		"busy-reply-threshold":        "5000",
 		"cluster-enabled":             "no",
-		"replica-read-only":           "yes",
 		"active-expire-effort":        "1",
 		"io-threads":                  "1",
 		"io-threads-do-reads":         "no",

@@ -18,8 +18,11 @@ type Param struct {
 	Name    string
 	Alias   string // an older Redis name for the same parameter ("" for none)
 	Mutable bool   // CONFIG SET may change it at run time
-	Get     func(c *Config) string
-	Set     func(c *Config, v string) error
+	// OmitEmpty: CONFIG REWRITE leaves the directive out while its value
+	// is empty (replicaof once REPLICAOF NO ONE ran).
+	OmitEmpty bool
+	Get       func(c *Config) string
+	Set       func(c *Config, v string) error
 }
 
 // ErrImmutable is returned by Set for parameters only a restart can change.
@@ -95,6 +98,15 @@ func buildParams() []*Param {
 		boolParam("protected-mode", true, func(c *Config) *bool { return &c.ProtectedMode }),
 		{Name: "requirepass", Mutable: true, Get: func(c *Config) string { return c.RequirePass },
 			Set: func(c *Config, v string) error { c.RequirePass = v; return nil }},
+		{Name: "replicaof", Alias: "slaveof", OmitEmpty: true, Get: func(c *Config) string { return c.ReplicaOf },
+			Set: setReplicaOf},
+		{Name: "masterauth", Mutable: true, Get: func(c *Config) string { return c.MasterAuth },
+			Set: func(c *Config, v string) error { c.MasterAuth = v; return nil }},
+		{Name: "masteruser", Mutable: true, Get: func(c *Config) string { return c.MasterUser },
+			Set: func(c *Config, v string) error { c.MasterUser = v; return nil }},
+		slaveAlias(boolParam("replica-read-only", true, func(c *Config) *bool { return &c.ReplicaReadOnly })),
+		slaveAlias(boolParam("replica-serve-stale-data", true, func(c *Config) *bool { return &c.ReplicaServeStaleData })),
+		positiveSecondsParam("repl-timeout", func(c *Config) *time.Duration { return &c.ReplTimeout }),
 		intParam("databases", false, 1, 1<<20, func(c *Config) *int { return &c.Databases }),
 		intParam("maxclients", true, 1, 1<<24, func(c *Config) *int { return &c.MaxClients }),
 		secondsParam("timeout", true, func(c *Config) *time.Duration { return &c.Timeout }),
@@ -167,6 +179,42 @@ func storedParam(name string) *Param {
 
 // aliased gives a *-listpack-* parameter its Redis 6 name: Redis 7 renamed
 // *-ziplist-* to *-listpack-*, and both names answer.
+// slaveAlias gives a replica-* parameter its older slave-* name.
+func slaveAlias(p *Param) *Param {
+	p.Alias = strings.Replace(p.Name, "replica", "slave", 1)
+	return p
+}
+
+// positiveSecondsParam is a mutable parameter of whole seconds above 0.
+func positiveSecondsParam(name string, field func(*Config) *time.Duration) *Param {
+	p := secondsParam(name, true, field)
+	set := p.Set
+	p.Set = func(c *Config, v string) error {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n <= 0 {
+			return errors.New("argument must be between 1 and 2147483647 inclusive")
+		}
+		return set(c, v)
+	}
+	return p
+}
+
+// setReplicaOf reads "host port" (or "no one", or nothing: no master).
+func setReplicaOf(c *Config, v string) error {
+	f := strings.Fields(v)
+	switch {
+	case len(f) == 0, len(f) == 2 && strings.EqualFold(f[0], "no") && strings.EqualFold(f[1], "one"):
+		c.ReplicaOf = ""
+		return nil
+	case len(f) != 2:
+		return errors.New("wrong number of arguments")
+	}
+	if p, err := strconv.Atoi(f[1]); err != nil || p < 0 || p > 65535 {
+		return errors.New("invalid master port")
+	}
+	c.ReplicaOf = f[0] + " " + f[1]
+	return nil
+}
+
 func aliased(p *Param) *Param {
 	if strings.Contains(p.Name, "listpack") {
 		p.Alias = strings.Replace(p.Name, "listpack", "ziplist", 1)

@@ -98,6 +98,9 @@ func lineParam(line string) *Param {
 // when it splits into the arguments that join to it, quoted otherwise.
 func writeDirective(out *bytes.Buffer, p *Param, c *Config) {
 	v := p.Get(c)
+	if v == "" && p.OmitEmpty {
+		return
+	}
 	out.WriteString(p.Name)
 	out.WriteByte(' ')
 	if args, err := SplitArgs(v); err == nil && len(args) > 0 && strings.Join(args, " ") == v {

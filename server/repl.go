@@ -1,0 +1,219 @@
+package server
+
+import (
+	"bufio"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/moond-db/moond/keyspace"
+	"github.com/moond-db/moond/replication"
+	"github.com/moond-db/moond/resp"
+)
+
+// replState is the server's side of replication as a replica: the master
+// it follows, if any (package replication runs the link), and what the
+// command path reads on every command, cached in atomics.
+type replState struct {
+	mu sync.Mutex // serializes REPLICAOF, the boot's start and Stop; held while a link drains
+	// cur is the master followed, nil for none; read without mu (INFO,
+	// ROLE, the MASTERDOWN rule run on the shards' threads).
+	cur atomic.Pointer[replTarget]
+
+	// secret is what the link's local connection presents
+	// (MOOND.MASTERLINK) to become the master's client.
+	secret string
+
+	// gate: a master is configured, so the replica's rules (read-only,
+	// stale data) apply; the command path reads only this while off.
+	gate       atomic.Bool
+	readOnly   atomic.Bool // replica-read-only
+	serveStale atomic.Bool // replica-serve-stale-data
+
+	// promoted is the master's replication id and offset when REPLICAOF
+	// NO ONE promoted this server (INFO's master_replid2,
+	// second_repl_offset; ROLE's offset).
+	promoted atomic.Pointer[promotion]
+}
+
+// replTarget is a master and the link that follows it.
+type replTarget struct {
+	link *replication.Link
+	host string
+	port int
+}
+
+// promotion is where a promoted replica's link had got to.
+type promotion struct {
+	id  string
+	off int64
+}
+
+// newSecret returns 20 random bytes in hex.
+func newSecret() string {
+	b := make([]byte, 20)
+	if _, err := rand.Read(b); err != nil {
+		panic("server: no randomness for the replication secret: " + err.Error())
+	}
+	return hex.EncodeToString(b)
+}
+
+// cacheReplConfig copies the replica settings the command path reads.
+func (s *Server) cacheReplConfig() {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	s.repl.readOnly.Store(s.cfg.ReplicaReadOnly)
+	s.repl.serveStale.Store(s.cfg.ReplicaServeStaleData)
+}
+
+// startConfiguredReplication starts following the master the
+// configuration names (replicaof), once the shards loaded.
+func (s *Server) startConfiguredReplication() {
+	s.cfgMu.RLock()
+	ro := s.cfg.ReplicaOf
+	s.cfgMu.RUnlock()
+	host, port, ok := strings.Cut(ro, " ")
+	if !ok {
+		return
+	}
+	p, _ := strconv.Atoi(port)
+	s.replicaOf(host, p)
+}
+
+// replicaOf makes the server a replica of host:port, or a master when
+// host is "" (REPLICAOF NO ONE: the link stops, the data stays). It
+// returns REPLICAOF's reply. It blocks while an old link drains, so it
+// never runs on a shard's thread.
+func (s *Server) replicaOf(host string, port int) string {
+	r := &s.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s.stopping.Load() {
+		return "OK"
+	}
+	old := r.cur.Load()
+	if host == "" {
+		if old != nil {
+			st := old.link.Status()
+			old.link.Stop()
+			r.promoted.Store(&promotion{id: st.ReplID, off: st.Offset})
+			r.cur.Store(nil)
+			s.log.Info("MASTER MODE enabled (user request)")
+		}
+		r.gate.Store(false)
+		s.setReplicaOfConfig("")
+		return "OK"
+	}
+	if old != nil && old.host == host && old.port == port {
+		return "OK Already connected to specified master"
+	}
+	r.gate.Store(true)
+	if old != nil {
+		old.link.Stop()
+	}
+	s.setReplicaOfConfig(host + " " + strconv.Itoa(port))
+	s.cfgMu.RLock()
+	cfg := replication.Config{Host: host, Port: port, Credentials: s.masterCredentials,
+		ListeningPort: s.port, Timeout: s.cfg.ReplTimeout, Log: s.log, Local: s.masterClientConn}
+	s.cfgMu.RUnlock()
+	s.log.Info("REPLICAOF: connecting to the master", "host", host, "port", port)
+	r.cur.Store(&replTarget{link: replication.Start(cfg), host: host, port: port})
+	return "OK"
+}
+
+// masterCredentials are masteruser and masterauth as configured now.
+func (s *Server) masterCredentials() (string, string) {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg.MasterUser, s.cfg.MasterAuth
+}
+
+// setReplicaOfConfig records the master in the configuration, for CONFIG
+// GET and CONFIG REWRITE.
+func (s *Server) setReplicaOfConfig(v string) {
+	s.cfgMu.Lock()
+	s.cfg.ReplicaOf = v
+	s.cfgMu.Unlock()
+}
+
+// stopReplication ends the link before the shards stop, so that the
+// commands it already read are applied.
+func (s *Server) stopReplication() {
+	r := &s.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t := r.cur.Load(); t != nil {
+		t.link.Stop()
+	}
+}
+
+// replStatus returns the link's status and the master it follows; ok is
+// false when the server is a master.
+func (s *Server) replStatus() (st replication.Status, host string, port int, ok bool) {
+	t := s.repl.cur.Load()
+	if t == nil {
+		return st, "", 0, false
+	}
+	return t.link.Status(), t.host, t.port, true
+}
+
+// masterClientConn opens the connection the link runs the master's
+// commands on: a TCP connection to this server, made the master's client
+// by MOOND.MASTERLINK, so that they go through the ordinary dispatch,
+// WAL and acknowledgement rule.
+func (s *Server) masterClientConn() (net.Conn, error) {
+	addr := loopbackOf(s.Addr())
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("dialing %s: %w", addr, err)
+	}
+	cmd := fmt.Sprintf("*2\r\n$16\r\nMOOND.MASTERLINK\r\n$%d\r\n%s\r\n", len(s.repl.secret), s.repl.secret)
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte(cmd)); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("writing to %s: %w", addr, err)
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || line != "+OK\r\n" {
+		c.Close()
+		return nil, fmt.Errorf("becoming the master's client on %s: %q %v", addr, line, err)
+	}
+	_ = c.SetDeadline(time.Time{})
+	return c, nil
+}
+
+// loopbackOf turns a wildcard listen address into the loopback one.
+func loopbackOf(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	switch host {
+	case "0.0.0.0", "":
+		host = "127.0.0.1"
+	case "::":
+		host = "::1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// cmdMasterLink is MOOND.MASTERLINK secret: the link's local connection
+// becomes the master's client (writes allowed on a read-only replica).
+// With a wrong secret it is an unknown command, as for any client.
+func cmdMasterLink(c *conn, args [][]byte) {
+	if subtle.ConstantTimeCompare(args[1], []byte(c.w.srv.repl.secret)) != 1 {
+		c.errorReply(keyspace.UnknownCommandError(args))
+		return
+	}
+	c.replMaster = true
+	c.authed = true
+	c.parser.Unauthenticated = false
+	c.replyLocal(func(w *resp.Writer) { w.SimpleString("OK") })
+}
