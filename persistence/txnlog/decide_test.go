@@ -80,17 +80,7 @@ func (m *model) run(steps int) {
 				}
 			}
 			for _, p := range x.parts {
-				s := m.shards[p]
-				s.log = append(s.log, entry{marker: &Marker{Txid: x.id}})
-				if s.applied == nil {
-					s.applied = map[uint64]bool{}
-				}
-				s.applied[x.id] = true
-				for range m.rng.IntN(3) {
-					s.log = append(s.log, entry{txid: x.id})
-				}
-				s.log = append(s.log, entry{marker: &Marker{End: true, Txid: x.id, Parts: u32s(x.parts)}})
-				s.lastTx = x.id
+				m.appendPart(x, p, 0)
 			}
 			m.txns = append(m.txns, x)
 			if m.rng.IntN(5) == 0 {
@@ -102,6 +92,23 @@ func (m *model) run(steps int) {
 			x.acked = true
 		}
 	}
+}
+
+// appendPart appends x's part on shard p: BEGIN, none or more records,
+// END (naming group, 0 for none); it returns the END's index in the log.
+func (m *model) appendPart(x *modelTxn, p int, group uint64) int {
+	s := m.shards[p]
+	s.log = append(s.log, entry{marker: &Marker{Txid: x.id}})
+	if s.applied == nil {
+		s.applied = map[uint64]bool{}
+	}
+	s.applied[x.id] = true
+	for range m.rng.IntN(3) {
+		s.log = append(s.log, entry{txid: x.id})
+	}
+	s.log = append(s.log, entry{marker: &Marker{End: true, Txid: x.id, Parts: u32s(x.parts), Group: group}})
+	s.lastTx = x.id
+	return len(s.log) - 1
 }
 
 // group appends a group of txns, which take consecutive ids once their
@@ -127,18 +134,7 @@ func (m *model) group() bool {
 			g = 0
 		}
 		for _, p := range x.parts {
-			s := m.shards[p]
-			s.log = append(s.log, entry{marker: &Marker{Txid: x.id}})
-			if s.applied == nil {
-				s.applied = map[uint64]bool{}
-			}
-			s.applied[x.id] = true
-			for range m.rng.IntN(3) {
-				s.log = append(s.log, entry{txid: x.id})
-			}
-			x.endAt[p] = len(s.log)
-			s.log = append(s.log, entry{marker: &Marker{End: true, Txid: x.id, Parts: u32s(x.parts), Group: g}})
-			s.lastTx = x.id
+			x.endAt[p] = m.appendPart(x, p, g)
 		}
 		xs[i] = x
 	}
