@@ -93,13 +93,7 @@ func (c *conn) runPaused() {
 // its input.
 func (c *conn) resumePaused() {
 	c.pauseHeld = false
-	switch c.state {
-	case connClosed:
-	case connSending:
-		c.unprocessed = true // afterSend runs it
-	default:
-		c.process()
-	}
+	c.resumeInput()
 }
 
 // mayReplicate are the commands that do not write keys but that Redis

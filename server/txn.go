@@ -486,6 +486,12 @@ func (c *conn) parkWhileHeld() {
 // resumeHeld runs the input of a connection parked by parkWhileHeld.
 func (c *conn) resumeHeld() {
 	c.heldParked = false
+	c.resumeInput()
+}
+
+// resumeInput runs the connection's input again after a wait (a hold, a
+// pause): now, or once the send in flight is done.
+func (c *conn) resumeInput() {
 	switch c.state {
 	case connClosed:
 	case connSending:
