@@ -114,11 +114,10 @@ func commandWrites(cmd *command) bool {
 
 // allowedWhileStale reports whether cmd runs on a replica whose link is
 // down: Redis 7.0's "stale" flag. CLIENT and CONFIG are containers whose
-// every subcommand has it; ECHO and the transaction commands, which
-// moond's tables describe without it, have it too. PING has not.
+// every subcommand has it. PING has not.
 func allowedWhileStale(cmd *command) bool {
 	switch cmd.name {
-	case "client", "config", "echo", "multi", "exec", "discard", "watch", "unwatch":
+	case "client", "config":
 		return true
 	}
 	spec := cmd.spec

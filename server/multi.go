@@ -112,6 +112,11 @@ func (c *conn) inMulti(cmd *command, args [][]byte) bool {
 		c.errorReply(oomError)
 		return true
 	}
+	if c.w.srv.loading.Load() && !allowedWhileLoading(cmd) { // MULTI runs while loading: what it queues may not
+		c.multi.aborted = true
+		c.errorReply(loadingError)
+		return true
+	}
 	c.multi.cmds = append(c.multi.cmds, queuedCmd{cmd: cmd, args: copyArgs(args)})
 	c.replyLocal(func(w *resp.Writer) { w.SimpleString("QUEUED") })
 	return true
