@@ -57,7 +57,7 @@ func cmdDebug(c *conn, args [][]byte) {
 		c.ok()
 	case sub == "jmap" || sub == "quicklist-packed-threshold" || sub == "stringmatch-len" || sub == "change-repl-id":
 		c.ok()
-	case sub == "help":
+	case sub == "help" && len(args) == 2:
 		c.replyLocal(func(w *resp.Writer) { writeHelp(w, debugHelp) })
 	default:
 		c.errorReply("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try DEBUG HELP.")

@@ -25,6 +25,8 @@ type command struct {
 	// only, never dispatched.
 	subs   map[string]*command
 	parent *command
+	// arity is a subcommand's Redis arity, counting the container's name.
+	arity int
 }
 
 // commands indexes every command by lower-case name; commandList holds the
@@ -77,12 +79,19 @@ type lastCommand struct {
 	raw [maxCommandName]byte
 	n   int
 	cmd *command
+	// sub is the last container call's entry (dispatch's containerEntry):
+	// its subcommand's, or the container's own when it had none.
+	sub *command
 }
 
-// name is the last command's name, or "" before the first known command.
+// name is the last command's name, or "" before the first known command:
+// a container's with its subcommand ("client|list"), as Redis 7.0 names it.
 func (l *lastCommand) name() string {
-	if l.cmd == nil {
+	switch {
+	case l.cmd == nil:
 		return ""
+	case l.sub != nil && (l.sub == l.cmd || l.sub.parent == l.cmd):
+		return l.sub.name
 	}
 	return l.cmd.name
 }

@@ -97,6 +97,15 @@ func (c *conn) inMulti(cmd *command, args [][]byte) bool {
 		c.errorReply("ERR wrong number of arguments for '" + name + "' command")
 		return true
 	}
+	if cmd.subs != nil {
+		stat := cmd.statEntry(args)
+		c.lastCommand.sub = stat
+		if msg := subcommandError(cmd, stat, args); msg != "" {
+			c.multi.aborted = true
+			c.errorReply(msg)
+			return true
+		}
+	}
 	if !c.authed {
 		c.multi.aborted = true
 		c.errorReply("NOAUTH Authentication required.")
