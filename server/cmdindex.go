@@ -101,9 +101,25 @@ func (l *lastCommand) lookup(name []byte) *command {
 		return l.cmd
 	}
 	cmd := lookupCommand(name)
-	if cmd != nil {
-		l.n = copy(l.raw[:], name)
-		l.cmd = cmd
+	if cmd == nil {
+		l.forget() // Redis shows no command after an unknown one (cmd=NULL)
+		return nil
 	}
+	l.n = copy(l.raw[:], name)
+	l.cmd = cmd
 	return cmd
+}
+
+// forget drops what the last command resolved to.
+func (l *lastCommand) forget() { l.n, l.cmd, l.sub = 0, nil, nil }
+
+// ranContainer notes what a call of the container cmd resolved to: stat,
+// its subcommand's entry or its own without a subcommand (nargs < 2); or,
+// for an unknown subcommand, no command, as Redis shows it.
+func (l *lastCommand) ranContainer(cmd, stat *command, nargs int) {
+	if stat == cmd && nargs >= 2 {
+		l.forget()
+		return
+	}
+	l.sub = stat
 }

@@ -140,7 +140,7 @@ func (c *conn) dispatchCommand(args [][]byte) {
 // the wrong number of arguments before the container runs.
 func (c *conn) containerEntry(cmd *command, args [][]byte) *command {
 	stat := cmd.statEntry(args)
-	c.lastCommand.sub = stat
+	c.lastCommand.ranContainer(cmd, stat, len(args))
 	if msg := subcommandError(cmd, stat, args); msg != "" {
 		if stat != cmd { // Redis counts no call of a command it did not find
 			c.w.stats.cmdCalls[stat.id].rejected++

@@ -99,7 +99,7 @@ func (c *conn) inMulti(cmd *command, args [][]byte) bool {
 	}
 	if cmd.subs != nil {
 		stat := cmd.statEntry(args)
-		c.lastCommand.sub = stat
+		c.lastCommand.ranContainer(cmd, stat, len(args))
 		if msg := subcommandError(cmd, stat, args); msg != "" {
 			c.multi.aborted = true
 			c.errorReply(msg)

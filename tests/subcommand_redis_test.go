@@ -22,7 +22,7 @@ var subcommandContainers = [][]string{
 // CLIENT HELP.") and a known one with the wrong number of arguments
 // ("ERR wrong number of arguments for 'client|kill' command"), alone and
 // inside MULTI, and the cmd field CLIENT LIST shows after a container
-// ("client|id").
+// ("client|id"), or after an unknown command or subcommand ("NULL").
 var subcommandRedisScenarios = []blockingScenario{
 	{"unknown subcommand and wrong arity", func(e *benv) {
 		for _, c := range subcommandContainers {
@@ -56,6 +56,17 @@ var subcommandRedisScenarios = []blockingScenario{
 		e.read(d)
 		e.clientFlags(id)
 		e.send(d, "CLIENT")
+		e.read(d)
+		e.clientFlags(id)
+		e.send(d, "CLIENT", "KILL")
+		e.read(d)
+		e.clientFlags(id)
+		e.send(d, "CLIENT", "NOSUCH")
+		e.read(d)
+		e.clientFlags(id)
+		e.send(d, "GET", "k")
+		e.read(d)
+		e.send(d, "NOSUCHCOMMAND")
 		e.read(d)
 		e.clientFlags(id)
 	}},
