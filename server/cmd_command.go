@@ -110,8 +110,16 @@ func allSpecs() []*keyspace.CommandSpec {
 	return out
 }
 
+// findSpec is the spec of the command named name, or of a container's
+// subcommand named "config|get"; nil for none.
 func findSpec(name string) *keyspace.CommandSpec {
 	name = strings.ToLower(name)
+	if container, sub, ok := cutPipe(name); ok {
+		if s := findSpec(container); s != nil && sub != "" {
+			return s.Subcommand([]byte(sub))
+		}
+		return nil
+	}
 	for _, s := range allSpecs() {
 		if s.Name == name {
 			return s

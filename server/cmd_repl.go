@@ -108,7 +108,7 @@ func commandWrites(cmd *command) bool {
 	if cmd.spec != nil {
 		return cmd.spec.Writes()
 	}
-	spec := serverSpec(cmd.name)
+	spec := cmd.flagSpec() // a subcommand's own (FUNCTION FLUSH)
 	return spec != nil && hasFlag(spec, "write")
 }
 
@@ -120,15 +120,13 @@ func allowedWhileStale(cmd *command) bool {
 	case "client", "config":
 		return true
 	}
-	spec := cmd.spec
-	if spec == nil {
-		spec = serverSpec(cmd.name)
-	}
+	spec := cmd.flagSpec() // a subcommand's own (SLOWLOG GET)
 	return spec != nil && hasFlag(spec, "stale")
 }
 
-// refuseOnReplica answers cmd's refusal on a replica, and reports whether
-// there was one. A refused command inside MULTI makes EXEC fail, as in
+// refuseOnReplica answers cmd's refusal on a replica (a container's call
+// is judged and counted by its subcommand's entry, as Redis does), and
+// reports whether there was one. A refused command inside MULTI makes EXEC fail, as in
 // Redis.
 func (c *conn) refuseOnReplica(cmd *command) bool {
 	msg := c.replicaRefusal(cmd)

@@ -13,24 +13,79 @@ import (
 // only: it is not in commands, so no client can call "config|set" by that
 // name); a container's unknown subcommand counts on the container.
 
-// serverSub is a subcommand of a container the server runs itself, with
-// its Redis 7.0 arity (counting the container's name), which dispatch
-// checks before the container runs.
-type serverSub struct {
-	name  string
-	arity int
-}
-
 // serverSubcommands are Redis 7.0's subcommands of the containers the
-// server runs itself.
-var serverSubcommands = map[string][]serverSub{
-	"config":   {{"get", -3}, {"help", 2}, {"resetstat", 2}, {"rewrite", 2}, {"set", -4}},
-	"client":   {{"caching", 3}, {"getname", 2}, {"getredir", 2}, {"help", 2}, {"id", 2}, {"info", 2}, {"kill", -3}, {"list", -2}, {"no-evict", 3}, {"pause", -3}, {"reply", 3}, {"setname", 3}, {"tracking", -3}, {"trackinginfo", 2}, {"unblock", -3}, {"unpause", 2}},
-	"command":  {{"count", 2}, {"docs", -2}, {"getkeys", -4}, {"getkeysandflags", -4}, {"help", 2}, {"info", -2}, {"list", -2}},
-	"pubsub":   {{"channels", -2}, {"help", 2}, {"numpat", 2}, {"numsub", -2}, {"shardchannels", -2}, {"shardnumsub", -2}},
-	"function": {{"delete", 3}, {"dump", 2}, {"flush", -2}, {"help", 2}, {"kill", 2}, {"list", -2}, {"load", -3}, {"restore", -3}, {"stats", 2}},
-	"latency":  {{"doctor", 2}, {"graph", 3}, {"help", 2}, {"histogram", -2}, {"history", 3}, {"latest", 2}, {"reset", -2}},
-	"slowlog":  {{"get", -2}, {"help", 2}, {"len", 2}, {"reset", 2}},
+// server runs itself, as its COMMAND reports them; init hangs them under
+// their container's spec in serverSpecs. Dispatch checks a call's arity
+// against its subcommand's, and LOADING and MASTERDOWN read its flags.
+var serverSubcommands = map[string][]*keyspace.CommandSpec{
+	"config": {
+		{Name: "config|get", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+		{Name: "config|help", Arity: 2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow"}},
+		{Name: "config|resetstat", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+		{Name: "config|rewrite", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+		{Name: "config|set", Arity: -4, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+	},
+	"client": {
+		{Name: "client|caching", Arity: 3, Flags: []string{"noscript", "loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "client|getname", Arity: 2, Flags: []string{"noscript", "loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "client|getredir", Arity: 2, Flags: []string{"noscript", "loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "client|help", Arity: 2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "client|id", Arity: 2, Flags: []string{"noscript", "loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "client|info", Arity: 2, Flags: []string{"noscript", "loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "client|kill", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous", "@connection"}},
+		{Name: "client|list", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous", "@connection"}},
+		{Name: "client|no-evict", Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous", "@connection"}},
+		{Name: "client|pause", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous", "@connection"}},
+		{Name: "client|reply", Arity: 3, Flags: []string{"noscript", "loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "client|setname", Arity: 3, Flags: []string{"noscript", "loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "client|tracking", Arity: -3, Flags: []string{"noscript", "loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "client|trackinginfo", Arity: 2, Flags: []string{"noscript", "loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "client|unblock", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous", "@connection"}},
+		{Name: "client|unpause", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous", "@connection"}},
+	},
+	"command": {
+		{Name: "command|count", Arity: 2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "command|docs", Arity: -2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "command|getkeys", Arity: -4, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "command|getkeysandflags", Arity: -4, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "command|help", Arity: 2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "command|info", Arity: -2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+		{Name: "command|list", Arity: -2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+	},
+	"pubsub": {
+		{Name: "pubsub|channels", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACLCategories: []string{"@pubsub", "@slow"}},
+		{Name: "pubsub|help", Arity: 2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow"}},
+		{Name: "pubsub|numpat", Arity: 2, Flags: []string{"pubsub", "loading", "stale"}, ACLCategories: []string{"@pubsub", "@slow"}},
+		{Name: "pubsub|numsub", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACLCategories: []string{"@pubsub", "@slow"}},
+		{Name: "pubsub|shardchannels", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACLCategories: []string{"@pubsub", "@slow"}},
+		{Name: "pubsub|shardnumsub", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACLCategories: []string{"@pubsub", "@slow"}},
+	},
+	"function": {
+		{Name: "function|delete", Arity: 3, Flags: []string{"write", "noscript"}, ACLCategories: []string{"@write", "@slow", "@scripting"}},
+		{Name: "function|dump", Arity: 2, Flags: []string{"noscript"}, ACLCategories: []string{"@slow", "@scripting"}},
+		{Name: "function|flush", Arity: -2, Flags: []string{"write", "noscript"}, ACLCategories: []string{"@write", "@slow", "@scripting"}},
+		{Name: "function|help", Arity: 2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow", "@scripting"}},
+		{Name: "function|kill", Arity: 2, Flags: []string{"noscript", "allow_busy"}, ACLCategories: []string{"@slow", "@scripting"}},
+		{Name: "function|list", Arity: -2, Flags: []string{"noscript"}, ACLCategories: []string{"@slow", "@scripting"}},
+		{Name: "function|load", Arity: -3, Flags: []string{"write", "denyoom", "noscript"}, ACLCategories: []string{"@write", "@slow", "@scripting"}},
+		{Name: "function|restore", Arity: -3, Flags: []string{"write", "denyoom", "noscript"}, ACLCategories: []string{"@write", "@slow", "@scripting"}},
+		{Name: "function|stats", Arity: 2, Flags: []string{"noscript", "allow_busy"}, ACLCategories: []string{"@slow", "@scripting"}},
+	},
+	"latency": {
+		{Name: "latency|doctor", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+		{Name: "latency|graph", Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+		{Name: "latency|help", Arity: 2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow"}},
+		{Name: "latency|histogram", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+		{Name: "latency|history", Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+		{Name: "latency|latest", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+		{Name: "latency|reset", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+	},
+	"slowlog": {
+		{Name: "slowlog|get", Arity: -2, Flags: []string{"admin", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+		{Name: "slowlog|help", Arity: 2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow"}},
+		{Name: "slowlog|len", Arity: 2, Flags: []string{"admin", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+		{Name: "slowlog|reset", Arity: 2, Flags: []string{"admin", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+	},
 }
 
 // subcommandNames indexes the subcommand entries by full name
@@ -39,18 +94,22 @@ var subcommandNames = map[string]*command{}
 
 func init() {
 	for container, subs := range serverSubcommands {
-		parent := commandEntry(container)
-		for _, sub := range subs {
-			addSubcommand(parent, sub.name).arity = sub.arity
-		}
+		serverSpec(container).Subcommands = subs
+		addSubcommands(commandEntry(container), subs)
 	}
 	for _, s := range keyspace.Specs() {
-		for _, sub := range s.Subcommands {
-			_, name, _ := cutPipe(sub.Name)
-			e := addSubcommand(commandEntry(s.Name), name)
-			e.fast = slices.Contains(sub.Flags, "fast")
-			e.arity = sub.Arity
-		}
+		addSubcommands(commandEntry(s.Name), s.Subcommands)
+	}
+}
+
+// addSubcommands makes the entries of parent's subcommands.
+func addSubcommands(parent *command, subs []*keyspace.CommandSpec) {
+	for _, sub := range subs {
+		_, name, _ := cutPipe(sub.Name)
+		e := addSubcommand(parent, name)
+		e.fast = slices.Contains(sub.Flags, "fast")
+		e.arity = sub.Arity
+		e.info = sub
 	}
 }
 

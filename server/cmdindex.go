@@ -25,8 +25,23 @@ type command struct {
 	// only, never dispatched.
 	subs   map[string]*command
 	parent *command
-	// arity is a subcommand's Redis arity, counting the container's name.
+	// arity is a subcommand's Redis arity, counting the container's name,
+	// and info its COMMAND entry, whose flags LOADING and MASTERDOWN read.
 	arity int
+	info  *keyspace.CommandSpec
+}
+
+// flagSpec is the spec whose flags say what cmd may do: a subcommand's
+// own, a data command's, or a server command's in serverSpecs; nil for
+// none.
+func (cmd *command) flagSpec() *keyspace.CommandSpec {
+	switch {
+	case cmd.info != nil:
+		return cmd.info
+	case cmd.spec != nil:
+		return cmd.spec
+	}
+	return serverSpec(cmd.name)
 }
 
 // commands indexes every command by lower-case name; commandList holds the

@@ -49,7 +49,7 @@ func (c *conn) dispatch(args [][]byte) {
 // then either a server command or a data command routed to its keys' shard.
 func (c *conn) dispatchCommand(args [][]byte) {
 	cmd := c.lastCommand.lookup(args[0])
-	if c.w.srv.repl.gate.Load() && cmd != nil && c.authed && !c.replMaster && c.refuseOnReplica(cmd) {
+	if c.w.srv.repl.gate.Load() && cmd != nil && c.authed && !c.replMaster && c.refuseOnReplica(cmd.statEntry(args)) {
 		c.w.stats.commands++
 		return // a replica's READONLY or MASTERDOWN (cmd_repl.go), before a pause as in Redis
 	}
@@ -90,7 +90,7 @@ func (c *conn) dispatchCommand(args [][]byte) {
 			c.errorReply(msg)
 			return
 		}
-		if c.w.srv.loading.Load() && !allowedWhileLoading(cmd) {
+		if c.w.srv.loading.Load() && !allowedWhileLoading(stat) {
 			st.rejected++
 			c.errorReply(loadingError)
 			return
@@ -116,7 +116,7 @@ func (c *conn) dispatchCommand(args [][]byte) {
 		c.errorReply(msg)
 		return
 	}
-	if c.w.srv.loading.Load() && !allowedWhileLoading(cmd) {
+	if c.w.srv.loading.Load() && !allowedWhileLoading(stat) {
 		st.rejected++
 		c.errorReply(loadingError)
 		return

@@ -97,8 +97,9 @@ func (c *conn) inMulti(cmd *command, args [][]byte) bool {
 		c.errorReply("ERR wrong number of arguments for '" + name + "' command")
 		return true
 	}
+	stat := cmd
 	if cmd.subs != nil {
-		stat := cmd.statEntry(args)
+		stat = cmd.statEntry(args)
 		c.lastCommand.ranContainer(cmd, stat, len(args))
 		if msg := subcommandError(cmd, stat, args); msg != "" {
 			c.multi.aborted = true
@@ -121,7 +122,7 @@ func (c *conn) inMulti(cmd *command, args [][]byte) bool {
 		c.errorReply(oomError)
 		return true
 	}
-	if c.w.srv.loading.Load() && !allowedWhileLoading(cmd) { // MULTI runs while loading: what it queues may not
+	if c.w.srv.loading.Load() && !allowedWhileLoading(stat) { // MULTI runs while loading: what it queues may not
 		c.multi.aborted = true
 		c.errorReply(loadingError)
 		return true

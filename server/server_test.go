@@ -339,6 +339,12 @@ func TestLoadingRefusesDataCommandsUntilEveryShardLoaded(t *testing.T) {
 				t.Fatalf("ECHO (loading flag in Redis) while loading: %q, %v", v, err)
 			}
 			refusedInMulti(t, c) // MULTI runs while loading (Redis's flag), GET inside it does not
+			if err := c.Do(ctx, "SLOWLOG", "LEN").Err(); err != nil {
+				t.Fatalf("SLOWLOG LEN (loading flag on the subcommand in Redis) while loading: %v", err)
+			}
+			if err := c.Do(ctx, "FUNCTION", "LIST").Err(); err == nil || err.Error() != loadingError {
+				t.Fatalf("FUNCTION LIST (no loading flag in Redis) while loading: %v", err)
+			}
 			if v, err := c.Info(ctx, "persistence").Result(); err != nil || !strings.Contains(v, "loading:1\r\n") {
 				t.Fatalf("INFO while loading: %v %q", err, v)
 			}

@@ -9,8 +9,8 @@ import (
 // compares what COMMAND INFO says of it and of its subcommands (name,
 // arity, flags, first key, last key, step, ACL categories) with
 // redis-server 7.0's, skipping the commands redis-server lacks. No command
-// differs on purpose. (Tips, key specs and the subcommands of the
-// server's own containers, which moond leaves empty, are not compared.)
+// differs on purpose. (Tips and key specs, which moond leaves empty, are
+// not compared.)
 func TestCommandInfoMatchesRedisServer(t *testing.T) {
 	t.Parallel()
 	rs := startRedisServer(t)
