@@ -70,9 +70,9 @@ func (b *BlockSpec) Timeout(args [][]byte) []byte {
 }
 
 var (
-	fWBlock        = []string{"write", "blocking"}
-	fWDenyBlock    = []string{"write", "denyoom", "blocking"}
-	fWFastBlock    = []string{"write", "fast", "blocking"}
+	fWBlock        = []string{"write", "noscript", "blocking"}
+	fWDenyBlock    = []string{"write", "denyoom", "noscript", "blocking"}
+	fWFastBlock    = []string{"write", "noscript", "blocking", "fast"}
 	fWBlockMovable = []string{"write", "blocking", "movablekeys"}
 	cListBlock     = []string{"@write", "@list", "@slow", "@blocking"}
 	cZBlockFast    = []string{"@write", "@sortedset", "@fast", "@blocking"}

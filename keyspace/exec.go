@@ -74,6 +74,11 @@ func errUnknownCommand(args [][]byte) string {
 	return noNewlines(b.String())
 }
 
+// UnknownSubcommandError is Redis 7.0's reply to a container command
+// (CLIENT, OBJECT) with an unknown subcommand, for the server's containers
+// and the keyspace's alike.
+func UnknownSubcommandError(args [][]byte) string { return errUnknownSubcommand(args) }
+
 // errUnknownSubcommand is the reply to a container command (OBJECT) with an
 // unknown subcommand.
 func errUnknownSubcommand(args [][]byte) string {

@@ -5,45 +5,25 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/moond-db/moond/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
-// startRedis runs a redis-server for the test, or skips it when there is
-// none, and returns a client of it.
+// startRedis runs a redis-server 7.0 for the test, or skips it when there
+// is none, and returns a client of it.
 func startRedis(t *testing.T) *redis.Client {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server is not installed")
-	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	rc := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
-	t.Cleanup(func() { rc.Close() })
-	deadline := time.Now().Add(20 * time.Second)
-	for rc.Ping(context.Background()).Err() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("redis-server did not answer PING")
-		}
-		time.Sleep(10 * time.Millisecond) // polling for a condition, with a deadline
-	}
-	return rc
+	return redistest.Start(t, port, t.TempDir())
 }
 
 // redisDo runs a command on redis-server and shows its reply as the

@@ -9,13 +9,13 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/moond-db/moond/internal/redistest"
 	"github.com/moond-db/moond/rdb"
 	"github.com/redis/go-redis/v9"
 )
@@ -24,48 +24,11 @@ import (
 // test when there is none.
 func startRedis(t *testing.T, dir string, extra ...string) *redis.Client {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed")
-	}
-	l, err := netListen()
+	port, err := netListen()
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l
-	cmd := exec.Command(path, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", dir}, extra...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "Ready to accept connections") {
-				close(ready)
-				break
-			}
-		}
-		io.Copy(io.Discard, out)
-	}()
-	select {
-	case <-ready:
-	case <-time.After(20 * time.Second):
-		t.Fatal("redis-server did not become ready within 20s")
-	}
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), Protocol: 2, DisableIdentity: true})
-	t.Cleanup(func() { c.Close() })
-	info, err := c.Info(context.Background(), "server").Result()
-	if err != nil || !strings.Contains(info, "redis_version:7.0.") {
-		t.Skip("redis-server is not 7.0")
-	}
-	return c
+	return redistest.Start(t, port, dir, extra...)
 }
 
 // fillEveryType writes keys of every type moond has, in each encoding

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/moond-db/moond/keyspace"
@@ -184,8 +183,8 @@ func clientUnblock(c *conn, args [][]byte) {
 			return
 		}
 	}
-	id, err := strconv.ParseInt(string(args[2]), 10, 64)
-	if err != nil {
+	id, ok := keyspace.ParseInt(args[2])
+	if !ok {
 		c.errorReply("ERR value is not an integer or out of range")
 		return
 	}

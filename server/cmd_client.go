@@ -2,10 +2,10 @@ package server
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/resp"
 )
 
@@ -209,8 +209,8 @@ func clientList(c *conn, args [][]byte) {
 		case opt == "id" && i+1 < len(args):
 			ids = map[int64]bool{}
 			for i++; i < len(args); i++ {
-				id, err := strconv.ParseInt(string(args[i]), 10, 64)
-				if err != nil || id <= 0 {
+				id, ok := keyspace.ParseInt(args[i])
+				if !ok || id <= 0 {
 					c.errorReply("ERR Invalid client ID")
 					return
 				}
@@ -268,8 +268,8 @@ func clientKill(c *conn, args [][]byte) {
 			val := string(args[i+1])
 			switch strings.ToLower(string(args[i])) {
 			case "id":
-				id, err := strconv.ParseInt(val, 10, 64)
-				if err != nil || id <= 0 {
+				id, ok := keyspace.ParseInt(args[i+1])
+				if !ok || id <= 0 {
 					c.errorReply("ERR client-id should be greater than 0")
 					return
 				}

@@ -16,21 +16,21 @@ func init() {
 // COMMAND reports them; data commands come from keyspace.Specs.
 var serverSpecs = []*keyspace.CommandSpec{
 	{Name: "ping", Arity: -1, Flags: []string{"fast"}, ACLCategories: []string{"@fast", "@connection"}},
-	{Name: "echo", Arity: 2, Flags: []string{"fast"}, ACLCategories: []string{"@fast", "@connection"}},
+	{Name: "echo", Arity: 2, Flags: []string{"loading", "stale", "fast"}, ACLCategories: []string{"@fast", "@connection"}},
 	{Name: "select", Arity: 2, Flags: []string{"loading", "stale", "fast"}, ACLCategories: []string{"@fast", "@connection"}},
 	{Name: "quit", Arity: -1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, ACLCategories: []string{"@fast", "@connection"}},
 	{Name: "reset", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, ACLCategories: []string{"@fast", "@connection"}},
-	{Name: "auth", Arity: -2, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "sentinel", "allow_busy"}, ACLCategories: []string{"@fast", "@connection"}},
-	{Name: "hello", Arity: -1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "sentinel", "allow_busy"}, ACLCategories: []string{"@fast", "@connection"}},
+	{Name: "auth", Arity: -2, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, ACLCategories: []string{"@fast", "@connection"}},
+	{Name: "hello", Arity: -1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, ACLCategories: []string{"@fast", "@connection"}},
 	{Name: "client", Arity: -2, ACLCategories: []string{"@slow"}},
 	{Name: "config", Arity: -2, ACLCategories: []string{"@slow"}},
-	{Name: "command", Arity: -1, Flags: []string{"loading", "stale", "sentinel"}, ACLCategories: []string{"@slow", "@connection"}},
-	{Name: "info", Arity: -1, Flags: []string{"loading", "stale", "sentinel"}, ACLCategories: []string{"@slow", "@dangerous"}},
+	{Name: "command", Arity: -1, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow", "@connection"}},
+	{Name: "info", Arity: -1, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow", "@dangerous"}},
 	{Name: "time", Arity: 1, Flags: []string{"loading", "stale", "fast"}, ACLCategories: []string{"@fast"}},
 	{Name: "lastsave", Arity: 1, Flags: []string{"loading", "stale", "fast"}, ACLCategories: []string{"@admin", "@fast", "@dangerous"}},
 	{Name: "debug", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
 	{Name: "function", Arity: -2, ACLCategories: []string{"@slow"}},
-	{Name: "shutdown", Arity: -1, Flags: []string{"admin", "noscript", "loading", "stale", "no_multi", "sentinel", "allow_busy"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+	{Name: "shutdown", Arity: -1, Flags: []string{"admin", "noscript", "loading", "stale", "no_multi", "allow_busy"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
 	{Name: "bgrewriteaof", Arity: 1, Flags: []string{"admin", "noscript", "no_async_loading"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
 	{Name: "wait", Arity: 3, Flags: []string{"noscript"}, ACLCategories: []string{"@slow", "@connection"}},
 	{Name: "subscribe", Arity: -2, Flags: []string{"pubsub", "noscript", "loading", "stale"}, ACLCategories: []string{"@pubsub", "@slow"}},
@@ -46,6 +46,15 @@ var serverSpecs = []*keyspace.CommandSpec{
 	{Name: "replicaof", Arity: 3, Flags: []string{"admin", "noscript", "stale", "no_async_loading"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
 	{Name: "slaveof", Arity: 3, Flags: []string{"admin", "noscript", "stale", "no_async_loading"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
 	{Name: "role", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast"}, ACLCategories: []string{"@admin", "@fast", "@dangerous"}},
+	{Name: "save", Arity: 1, Flags: []string{"admin", "noscript", "no_async_loading", "no_multi"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+	{Name: "bgsave", Arity: -1, Flags: []string{"admin", "noscript", "no_async_loading"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
+	{Name: "slowlog", Arity: -2, ACLCategories: []string{"@slow"}},
+	{Name: "latency", Arity: -2, ACLCategories: []string{"@slow"}},
+	{Name: "multi", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, ACLCategories: []string{"@fast", "@transaction"}},
+	{Name: "exec", Arity: 1, Flags: []string{"noscript", "loading", "stale", "skip_slowlog"}, ACLCategories: []string{"@slow", "@transaction"}},
+	{Name: "discard", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, ACLCategories: []string{"@fast", "@transaction"}},
+	{Name: "watch", Arity: -2, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: []string{"@fast", "@transaction"}},
+	{Name: "unwatch", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, ACLCategories: []string{"@fast", "@transaction"}},
 }
 
 // findServerSpec returns the spec of a server command moond answers, nil
@@ -101,8 +110,16 @@ func allSpecs() []*keyspace.CommandSpec {
 	return out
 }
 
+// findSpec is the spec of the command named name, or of a container's
+// subcommand named "config|get"; nil for none.
 func findSpec(name string) *keyspace.CommandSpec {
 	name = strings.ToLower(name)
+	if container, sub, ok := cutPipe(name); ok {
+		if s := findSpec(container); s != nil && sub != "" {
+			return s.Subcommand([]byte(sub))
+		}
+		return nil
+	}
 	for _, s := range allSpecs() {
 		if s.Name == name {
 			return s
@@ -215,7 +232,10 @@ func writeCommandInfo(w *resp.Writer, s *keyspace.CommandSpec) {
 	}
 	w.SetHeader(0) // tips
 	w.SetHeader(0) // key specs
-	w.ArrayHeader(0)
+	w.ArrayHeader(len(s.Subcommands))
+	for _, sub := range s.Subcommands {
+		writeCommandInfo(w, sub)
+	}
 }
 
 func commandGroup(s *keyspace.CommandSpec) string {
@@ -241,6 +261,8 @@ func commandGroup(s *keyspace.CommandSpec) string {
 			return "connection"
 		case "@pubsub":
 			return "pubsub"
+		case "@transaction":
+			return "transactions"
 		}
 	}
 	return "server"

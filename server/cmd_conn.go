@@ -2,9 +2,9 @@ package server
 
 import (
 	"crypto/subtle"
-	"strconv"
 	"strings"
 
+	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/resp"
 )
 
@@ -39,16 +39,20 @@ func cmdEcho(c *conn, args [][]byte) {
 }
 
 func cmdSelect(c *conn, args [][]byte) {
-	n, err := strconv.Atoi(string(args[1]))
-	if err != nil {
+	n, ok := keyspace.ParseInt(args[1])
+	if !ok {
 		c.errorReply("ERR value is not an integer or out of range")
 		return
 	}
-	if n < 0 || n >= c.w.srv.databases() {
+	if n != int64(int32(n)) { // Redis reads a C int
+		c.errorReply("ERR value is out of range, value must between -2147483648 and 2147483647")
+		return
+	}
+	if n < 0 || n >= int64(c.w.srv.databases()) {
 		c.errorReply("ERR DB index is out of range")
 		return
 	}
-	c.client.DB = n
+	c.client.DB = int(n)
 	c.ok()
 }
 
@@ -118,8 +122,8 @@ func cmdAuth(c *conn, args [][]byte) {
 func cmdHello(c *conn, args [][]byte) {
 	proto := c.out.Proto
 	if len(args) >= 2 {
-		v, err := strconv.Atoi(string(args[1]))
-		if err != nil {
+		v, ok := keyspace.ParseInt(args[1])
+		if !ok {
 			c.errorReply("ERR Protocol version is not an integer or out of range")
 			return
 		}
@@ -127,7 +131,7 @@ func cmdHello(c *conn, args [][]byte) {
 			c.errorReply("NOPROTO unsupported protocol version")
 			return
 		}
-		proto = v
+		proto = int(v)
 	}
 	authed := false
 	var name []byte

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/hex"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -57,7 +58,7 @@ func cmdDebug(c *conn, args [][]byte) {
 		c.ok()
 	case sub == "jmap" || sub == "quicklist-packed-threshold" || sub == "stringmatch-len" || sub == "change-repl-id":
 		c.ok()
-	case sub == "help":
+	case sub == "help" && len(args) == 2:
 		c.replyLocal(func(w *resp.Writer) { writeHelp(w, debugHelp) })
 	default:
 		c.errorReply("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try DEBUG HELP.")
@@ -66,11 +67,7 @@ func cmdDebug(c *conn, args [][]byte) {
 
 // debugSleep is DEBUG SLEEP seconds.
 func debugSleep(c *conn, arg []byte) {
-	secs, err := strconv.ParseFloat(string(arg), 64)
-	if err != nil || secs < 0 {
-		c.errorReply("ERR value is not a valid float")
-		return
-	}
+	secs := debugSleepSeconds(arg)
 	p := c.newPending(1, nil)
 	c.w.loop.AfterFunc(time.Duration(secs*float64(time.Second)), func() {
 		if c.state == connClosed {
@@ -79,6 +76,27 @@ func debugSleep(c *conn, arg []byte) {
 		p.fill(0, []byte("+OK\r\n"))
 		c.delivered()
 	})
+}
+
+// maxDebugSleep bounds DEBUG SLEEP, whose Redis time has no bound.
+const maxDebugSleep = float64(time.Hour / time.Second)
+
+// debugSleepSeconds is DEBUG SLEEP's argument as Redis reads it: strtod's
+// number at its start, never refused, so that "abc" sleeps no time; a
+// negative time sleeps none either. Only its first bytes are read: no
+// number worth sleeping is longer.
+func debugSleepSeconds(arg []byte) float64 {
+	s := strings.TrimLeft(string(arg[:min(len(arg), 64)]), " \t\n\v\f\r")
+	for n := len(s); n > 0; n-- {
+		f, err := strconv.ParseFloat(s[:n], 64)
+		if err == nil || errors.Is(err, strconv.ErrRange) {
+			if !(f > 0) { // NaN too
+				return 0
+			}
+			return min(f, maxDebugSleep)
+		}
+	}
+	return 0
 }
 
 // debugObject is DEBUG OBJECT key, answered by the key's shard.

@@ -89,9 +89,9 @@ func parseMigrate(args [][]byte) (*migrateReq, string) {
 			return nil, "ERR syntax error"
 		}
 	}
-	timeout, err1 := strconv.ParseInt(string(args[5]), 10, 64)
-	db, err2 := strconv.ParseInt(string(args[4]), 10, 64)
-	if err1 != nil || err2 != nil {
+	timeout, ok1 := keyspace.ParseInt(args[5])
+	db, ok2 := keyspace.ParseInt(args[4])
+	if !ok1 || !ok2 {
 		return nil, "ERR value is not an integer or out of range"
 	}
 	if timeout <= 0 {

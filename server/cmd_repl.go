@@ -108,28 +108,25 @@ func commandWrites(cmd *command) bool {
 	if cmd.spec != nil {
 		return cmd.spec.Writes()
 	}
-	spec := serverSpec(cmd.name)
+	spec := cmd.flagSpec() // a subcommand's own (FUNCTION FLUSH)
 	return spec != nil && hasFlag(spec, "write")
 }
 
 // allowedWhileStale reports whether cmd runs on a replica whose link is
 // down: Redis 7.0's "stale" flag. CLIENT and CONFIG are containers whose
-// every subcommand has it; ECHO and the transaction commands, which
-// moond's tables describe without it, have it too. PING has not.
+// every subcommand has it. PING has not.
 func allowedWhileStale(cmd *command) bool {
 	switch cmd.name {
-	case "client", "config", "echo", "multi", "exec", "discard", "watch", "unwatch":
+	case "client", "config":
 		return true
 	}
-	spec := cmd.spec
-	if spec == nil {
-		spec = serverSpec(cmd.name)
-	}
+	spec := cmd.flagSpec() // a subcommand's own (SLOWLOG GET)
 	return spec != nil && hasFlag(spec, "stale")
 }
 
-// refuseOnReplica answers cmd's refusal on a replica, and reports whether
-// there was one. A refused command inside MULTI makes EXEC fail, as in
+// refuseOnReplica answers cmd's refusal on a replica (a container's call
+// is judged and counted by its subcommand's entry, as Redis does), and
+// reports whether there was one. A refused command inside MULTI makes EXEC fail, as in
 // Redis.
 func (c *conn) refuseOnReplica(cmd *command) bool {
 	msg := c.replicaRefusal(cmd)

@@ -1,9 +1,9 @@
 package server
 
 import (
-	"strconv"
 	"strings"
 
+	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/resp"
 )
 
@@ -71,8 +71,8 @@ func slowlogLen(c *conn) {
 func slowlogGet(c *conn, args [][]byte) {
 	count := 10
 	if len(args) == 1 {
-		n, err := strconv.ParseInt(string(args[0]), 10, 64)
-		if err != nil || n < -1 {
+		n, ok := keyspace.ParseInt(args[0])
+		if !ok || n < -1 {
 			c.errorReply("ERR count should be greater than or equal to -1")
 			return
 		}

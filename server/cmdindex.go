@@ -25,6 +25,23 @@ type command struct {
 	// only, never dispatched.
 	subs   map[string]*command
 	parent *command
+	// arity is a subcommand's Redis arity, counting the container's name,
+	// and info its COMMAND entry, whose flags LOADING and MASTERDOWN read.
+	arity int
+	info  *keyspace.CommandSpec
+}
+
+// flagSpec is the spec whose flags say what cmd may do: a subcommand's
+// own, a data command's, or a server command's in serverSpecs; nil for
+// none.
+func (cmd *command) flagSpec() *keyspace.CommandSpec {
+	switch {
+	case cmd.info != nil:
+		return cmd.info
+	case cmd.spec != nil:
+		return cmd.spec
+	}
+	return serverSpec(cmd.name)
 }
 
 // commands indexes every command by lower-case name; commandList holds the
@@ -77,12 +94,19 @@ type lastCommand struct {
 	raw [maxCommandName]byte
 	n   int
 	cmd *command
+	// sub is the last container call's entry (dispatch's containerEntry):
+	// its subcommand's, or the container's own when it had none.
+	sub *command
 }
 
-// name is the last command's name, or "" before the first known command.
+// name is the last command's name, or "" before the first known command:
+// a container's with its subcommand ("client|list"), as Redis 7.0 names it.
 func (l *lastCommand) name() string {
-	if l.cmd == nil {
+	switch {
+	case l.cmd == nil:
 		return ""
+	case l.sub != nil && (l.sub == l.cmd || l.sub.parent == l.cmd):
+		return l.sub.name
 	}
 	return l.cmd.name
 }
@@ -92,9 +116,25 @@ func (l *lastCommand) lookup(name []byte) *command {
 		return l.cmd
 	}
 	cmd := lookupCommand(name)
-	if cmd != nil {
-		l.n = copy(l.raw[:], name)
-		l.cmd = cmd
+	if cmd == nil {
+		l.forget() // Redis shows no command after an unknown one (cmd=NULL)
+		return nil
 	}
+	l.n = copy(l.raw[:], name)
+	l.cmd = cmd
 	return cmd
+}
+
+// forget drops what the last command resolved to.
+func (l *lastCommand) forget() { l.n, l.cmd, l.sub = 0, nil, nil }
+
+// ranContainer notes what a call of the container cmd resolved to: stat,
+// its subcommand's entry or its own without a subcommand (nargs < 2); or,
+// for an unknown subcommand, no command, as Redis shows it.
+func (l *lastCommand) ranContainer(cmd, stat *command, nargs int) {
+	if stat == cmd && nargs >= 2 {
+		l.forget()
+		return
+	}
+	l.sub = stat
 }

@@ -49,7 +49,7 @@ func (c *conn) dispatch(args [][]byte) {
 // then either a server command or a data command routed to its keys' shard.
 func (c *conn) dispatchCommand(args [][]byte) {
 	cmd := c.lastCommand.lookup(args[0])
-	if c.w.srv.repl.gate.Load() && cmd != nil && c.authed && !c.replMaster && c.refuseOnReplica(cmd) {
+	if c.w.srv.repl.gate.Load() && cmd != nil && c.authed && !c.replMaster && c.refuseOnReplica(cmd.statEntry(args)) {
 		c.w.stats.commands++
 		return // a replica's READONLY or MASTERDOWN (cmd_repl.go), before a pause as in Redis
 	}
@@ -67,7 +67,12 @@ func (c *conn) dispatchCommand(args [][]byte) {
 	if c.track != nil {
 		defer c.afterCommand(cmd)
 	}
-	stat := cmd.statEntry(args) // its subcommand's figures, for a container
+	stat := cmd
+	if cmd.subs != nil { // a container counts on its subcommand's figures
+		if stat = c.containerEntry(cmd, args); stat == nil {
+			return
+		}
+	}
 	st := &c.w.stats.cmdCalls[stat.id]
 	if sc := cmd.server; sc != nil {
 		if !arityOK(sc.arity, len(args)) {
@@ -85,7 +90,7 @@ func (c *conn) dispatchCommand(args [][]byte) {
 			c.errorReply(msg)
 			return
 		}
-		if c.w.srv.loading.Load() && !allowedWhileLoading(cmd) {
+		if c.w.srv.loading.Load() && !allowedWhileLoading(stat) {
 			st.rejected++
 			c.errorReply(loadingError)
 			return
@@ -111,7 +116,7 @@ func (c *conn) dispatchCommand(args [][]byte) {
 		c.errorReply(msg)
 		return
 	}
-	if c.w.srv.loading.Load() && !allowedWhileLoading(cmd) {
+	if c.w.srv.loading.Load() && !allowedWhileLoading(stat) {
 		st.rejected++
 		c.errorReply(loadingError)
 		return
@@ -127,6 +132,23 @@ func (c *conn) dispatchCommand(args [][]byte) {
 		c.rememberReads(spec, args)
 	}
 	c.routeData(spec, args)
+}
+
+// containerEntry is the entry a call of the container cmd counts on (its
+// subcommand's), remembered for CLIENT LIST's cmd; nil when the call is
+// refused, as Redis 7.0 refuses an unknown subcommand or a known one with
+// the wrong number of arguments before the container runs.
+func (c *conn) containerEntry(cmd *command, args [][]byte) *command {
+	stat := cmd.statEntry(args)
+	c.lastCommand.ranContainer(cmd, stat, len(args))
+	if msg := subcommandError(cmd, stat, args); msg != "" {
+		if stat != cmd { // Redis counts no call of a command it did not find
+			c.w.stats.cmdCalls[stat.id].rejected++
+		}
+		c.errorReply(msg)
+		return nil
+	}
+	return stat
 }
 
 // errorReply writes an error reply in order and counts it.

@@ -23,20 +23,19 @@ const loadingError = "LOADING Redis is loading the dataset in memory"
 // loadProgressLogEvery is how often the log reports the load's progress.
 const loadProgressLogEvery = 5 * time.Second
 
-// allowedWhileLoading reports whether cmd runs while the shards load:
-// Redis's "loading" flag in its command table. CLIENT and CONFIG are
-// containers whose every subcommand carries the flag in Redis 7.0. PING
-// runs too, though Redis refuses it while it loads: health checks and
-// load balancers must see a live server (the issue asks for it).
+// allowedWhileLoading reports whether cmd, a command or a container's
+// subcommand entry (its own flags: SLOWLOG GET runs, FUNCTION LOAD not),
+// runs while the shards load: Redis's "loading" flag in its command table.
+// CLIENT, CONFIG and PUBSUB themselves run: every subcommand of theirs
+// carries the flag in Redis 7.0. PING runs too, though Redis refuses it
+// while it loads: health checks and load balancers must see a live server
+// (the issue asks for it).
 func allowedWhileLoading(cmd *command) bool {
 	switch cmd.name {
 	case "ping", "client", "config", "pubsub":
 		return true
 	}
-	spec := cmd.spec
-	if spec == nil {
-		spec = serverSpec(cmd.name)
-	}
+	spec := cmd.flagSpec()
 	return spec != nil && hasFlag(spec, "loading")
 }
 

@@ -97,6 +97,16 @@ func (c *conn) inMulti(cmd *command, args [][]byte) bool {
 		c.errorReply("ERR wrong number of arguments for '" + name + "' command")
 		return true
 	}
+	stat := cmd
+	if cmd.subs != nil {
+		stat = cmd.statEntry(args)
+		c.lastCommand.ranContainer(cmd, stat, len(args))
+		if msg := subcommandError(cmd, stat, args); msg != "" {
+			c.multi.aborted = true
+			c.errorReply(msg)
+			return true
+		}
+	}
 	if !c.authed {
 		c.multi.aborted = true
 		c.errorReply("NOAUTH Authentication required.")
@@ -110,6 +120,11 @@ func (c *conn) inMulti(cmd *command, args [][]byte) bool {
 	if c.w.srv.refusesData() { // queueing takes memory too: Redis refuses any command
 		c.multi.aborted = true
 		c.errorReply(oomError)
+		return true
+	}
+	if c.w.srv.loading.Load() && !allowedWhileLoading(stat) { // MULTI runs while loading: what it queues may not
+		c.multi.aborted = true
+		c.errorReply(loadingError)
 		return true
 	}
 	c.multi.cmds = append(c.multi.cmds, queuedCmd{cmd: cmd, args: copyArgs(args)})

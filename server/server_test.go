@@ -335,8 +335,15 @@ func TestLoadingRefusesDataCommandsUntilEveryShardLoaded(t *testing.T) {
 			if err := c.Ping(ctx).Err(); err != nil {
 				t.Fatalf("PING while loading: %v", err)
 			}
-			if err := c.Echo(ctx, "x").Err(); err == nil || err.Error() != loadingError {
-				t.Fatalf("ECHO (no loading flag in Redis) while loading: %v", err)
+			if v, err := c.Echo(ctx, "x").Result(); err != nil || v != "x" {
+				t.Fatalf("ECHO (loading flag in Redis) while loading: %q, %v", v, err)
+			}
+			refusedInMulti(t, c) // MULTI runs while loading (Redis's flag), GET inside it does not
+			if err := c.Do(ctx, "SLOWLOG", "LEN").Err(); err != nil {
+				t.Fatalf("SLOWLOG LEN (loading flag on the subcommand in Redis) while loading: %v", err)
+			}
+			if err := c.Do(ctx, "FUNCTION", "LIST").Err(); err == nil || err.Error() != loadingError {
+				t.Fatalf("FUNCTION LIST (no loading flag in Redis) while loading: %v", err)
 			}
 			if v, err := c.Info(ctx, "persistence").Result(); err != nil || !strings.Contains(v, "loading:1\r\n") {
 				t.Fatalf("INFO while loading: %v %q", err, v)
@@ -349,6 +356,24 @@ func TestLoadingRefusesDataCommandsUntilEveryShardLoaded(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// refusedInMulti checks that a transaction started while the shards load
+// refuses a data command and so fails at EXEC.
+func refusedInMulti(t *testing.T, c *redis.Client) {
+	t.Helper()
+	ctx := testCtx(t)
+	tx := c.Conn()
+	defer tx.Close()
+	if err := tx.Do(ctx, "MULTI").Err(); err != nil {
+		t.Fatalf("MULTI while loading: %v", err)
+	}
+	if err := tx.Do(ctx, "GET", "k0").Err(); err == nil || err.Error() != loadingError {
+		t.Fatalf("GET in MULTI while loading: %v, want %q", err, loadingError)
+	}
+	if err := tx.Do(ctx, "EXEC").Err(); err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
+		t.Fatalf("EXEC after a refused command: %v", err)
 	}
 }
 

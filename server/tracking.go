@@ -2,7 +2,6 @@ package server
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/moond-db/moond/keyspace"
@@ -69,8 +68,8 @@ func clientTracking(c *conn, args [][]byte) {
 				c.errorReply("ERR A client can only redirect to a single other client")
 				return
 			}
-			id, err := strconv.ParseInt(string(args[j]), 10, 64)
-			if err != nil {
+			id, ok := keyspace.ParseInt(args[j])
+			if !ok {
 				c.errorReply("ERR value is not an integer or out of range")
 				return
 			}

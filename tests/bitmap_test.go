@@ -1,17 +1,14 @@
 package tests
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/moond-db/moond/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -269,43 +266,7 @@ func TestBitmapRepliesMatchRedisServer(t *testing.T) {
 // when there is none.
 func startRedisServer(t *testing.T, extra ...string) *redis.Client {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed")
-	}
-	port := freePort(t)
-	cmd := exec.Command(path, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}, extra...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "Ready to accept connections") {
-				close(ready)
-				break
-			}
-		}
-		io.Copy(io.Discard, out)
-	}()
-	select {
-	case <-ready:
-	case <-time.After(20 * time.Second):
-		t.Fatal("redis-server did not become ready within 20s")
-	}
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), Protocol: 2, DisableIdentity: true})
-	t.Cleanup(func() { c.Close() })
-	info, err := c.Info(ctx(t), "server").Result()
-	if err != nil || !strings.Contains(info, "redis_version:7.0.") {
-		t.Skip("redis-server is not 7.0, whose replies are the specification")
-	}
-	return c
+	return redistest.Start(t, freePort(t), t.TempDir(), extra...)
 }
 
 // randomBitmapCommand draws a bitmap command over keys, with arguments
