@@ -108,6 +108,9 @@ func configSet(c *conn, pairs [][]byte) {
 func (s *Server) applyRuntimeConfig(c *conn) {
 	s.cacheTiming()
 	s.cfgMu.RLock()
+	if s.LogLevel != nil {
+		s.LogLevel.Set(config.SlogLevel(s.cfg.LogLevel))
+	}
 	policy, appendOnly, limits := s.cfg.AppendFsync, s.cfg.AppendOnly, encodingLimits(s.cfg)
 	notify := s.cfg.NotifyKeyspaceEvents
 	s.cachePubsubLimit()

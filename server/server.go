@@ -31,9 +31,12 @@ type Server struct {
 	cfgMu sync.RWMutex
 	cfg   *config.Config // read under cfgMu by other shards; CONFIG SET writes it
 
-	log     *slog.Logger
-	nshards int
-	workers []*worker
+	log *slog.Logger
+	// LogLevel, when set (by cmd/moond), is the logger's level, which
+	// CONFIG SET loglevel changes.
+	LogLevel *slog.LevelVar
+	nshards  int
+	workers  []*worker
 
 	backend       runtime.Kind
 	backendReason string

@@ -56,12 +56,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "moond: configuration error: %v\n", err)
 		return exitConfig
 	}
-	log, closeLog, err := newLogger(cfg, stderr)
+	log, level, closeLog, err := newLogger(cfg, stderr, tf.syslogAddr)
 	if err != nil {
 		fmt.Fprintf(stderr, "moond: %v\n", err)
 		return exitConfig
 	}
 	defer closeLog()
+	logBanner(log, cfg)
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		log.Error("cannot create the data directory", "dir", cfg.Dir, "err", err)
 		return 1
@@ -80,6 +81,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		goruntime.GOMAXPROCS(n)
 	}
 	srv := server.New(cfg, log)
+	srv.LogLevel = level
 	srv.CrashAt = tf.crashAt
 	if tf.holdPath != "" {
 		srv.HoldBoot = holdUntilExists(tf.holdPath)
@@ -131,18 +133,42 @@ func startFailed(log *slog.Logger, stderr io.Writer, err error) int {
 	return 1
 }
 
-func newLogger(cfg *config.Config, stderr io.Writer) (*slog.Logger, func(), error) {
+// newLogger is the process's logger: to stderr or `logfile`, and also to
+// the system log with `syslog-enabled yes` (to syslogAddr when a test
+// gives one), at `loglevel`, which CONFIG SET changes through the
+// returned level.
+func newLogger(cfg *config.Config, stderr io.Writer, syslogAddr string) (*slog.Logger, *slog.LevelVar, func(), error) {
 	out, closer := stderr, func() {}
 	if cfg.LogFile != "" {
 		f, err := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
-			return nil, nil, fmt.Errorf("logfile: %w", err)
+			return nil, nil, nil, fmt.Errorf("logfile: %w", err)
 		}
 		out, closer = f, func() { f.Close() }
 	}
-	level := map[string]slog.Level{"debug": slog.LevelDebug, "verbose": slog.LevelDebug, "notice": slog.LevelInfo,
-		"warning": slog.LevelWarn, "nothing": slog.LevelError + 4}[cfg.LogLevel]
-	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level})), closer, nil
+	level := new(slog.LevelVar)
+	level.Set(config.SlogLevel(cfg.LogLevel))
+	var h slog.Handler = slog.NewTextHandler(out, &slog.HandlerOptions{Level: level})
+	if cfg.SyslogEnabled {
+		sh, err := newSyslogHandler(cfg.SyslogIdent, cfg.SyslogFacility, syslogAddr, level)
+		if err != nil {
+			closer()
+			return nil, nil, nil, err
+		}
+		h = slog.NewMultiHandler(h, sh)
+	}
+	return slog.New(h), level, closer, nil
+}
+
+// logBanner logs what this process is and how it keeps data, first thing.
+func logBanner(log *slog.Logger, cfg *config.Config) {
+	log.Info("moond starting", "version", server.Version, "redis_compat", server.RedisVersion,
+		"go", goruntime.Version(), "pid", os.Getpid(), "config_file", cfg.File,
+		"bind", strings.Join(cfg.Bind, " "), "port", cfg.Port, "dir", cfg.Dir,
+		"shards", cfg.Shards, "io_backend", cfg.IOBackend,
+		"appendonly", cfg.AppendOnly, "appendfsync", cfg.AppendFsync,
+		"checkpoint_timeout", cfg.CheckpointTimeout, "max_wal_size", cfg.MaxWALSize,
+		"maxmemory", cfg.MaxMemory, "maxmemory_policy", cfg.MaxMemoryPolicy)
 }
 
 func printVersion(w io.Writer) {

@@ -31,10 +31,14 @@ import (
 //	                             continuation records (wal.MaxPayload when
 //	                             absent): splits of kilobytes, not of half a
 //	                             gigabyte
+//	--test-syslog-addr NET:ADDR  with syslog-enabled, the syslog messages go
+//	                             to this socket (unixgram:/path) instead of
+//	                             the system's
 type testFlags struct {
 	crashAt        shard.CrashPoint
 	holdPath       string
 	walRecordLimit int
+	syslogAddr     string
 }
 
 // takeTestFlags removes the test-only flags from args and returns them.
@@ -48,6 +52,9 @@ func takeTestFlags(args []string) ([]string, testFlags, error) {
 		if tf.crashAt, err = shard.ParseCrashPoint(crash); err != nil {
 			return nil, tf, fmt.Errorf("--test-crash-at: %w", err)
 		}
+	}
+	if args, tf.syslogAddr, _, err = takeFlag(args, "--test-syslog-addr"); err != nil {
+		return nil, tf, err
 	}
 	if args, tf.holdPath, ok, err = takeFlag(args, "--test-hold-boot"); err != nil {
 		return nil, tf, err

@@ -26,6 +26,11 @@ type Config struct {
 	Hz            int
 	LogLevel      string
 	LogFile       string
+	// syslog-enabled, syslog-ident, syslog-facility: records also go to
+	// the system log (fixed at start, as in Redis).
+	SyslogEnabled  bool
+	SyslogIdent    string
+	SyslogFacility string
 
 	// Limits of the protocol parser (Redis's names and defaults).
 	ProtoMaxBulkLen        int64
@@ -121,6 +126,8 @@ func Default() *Config {
 		Hz:                        10,
 		TrackingTableMaxKeys:      1000000,
 		LogLevel:                  "notice",
+		SyslogIdent:               "moond",
+		SyslogFacility:            "local0",
 		ProtoMaxBulkLen:           512 << 20,
 		ClientQueryBufferLimit:    1 << 30,
 		AppendOnly:                true,
