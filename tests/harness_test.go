@@ -114,11 +114,34 @@ func startServer(t testing.TB, backend string, shards int, extra ...string) *ser
 }
 
 // startServerIn is startServer on a given data directory (for restarts).
+// The port freePort hands out may be taken before moond listens on it (a
+// client connection's ephemeral port is drawn from the same range): then
+// moond is started again on another port, at most three times.
 func startServerIn(t testing.TB, dir, backend string, shards int, extra ...string) *server {
 	t.Helper()
-	s := launch(t, dir, backend, shards, extra...)
-	s.waitReady()
-	return s
+	for attempt := 1; ; attempt++ {
+		s := launch(t, dir, backend, shards, extra...)
+		if attempt < 3 && s.portTaken() {
+			continue
+		}
+		s.waitReady()
+		return s
+	}
+}
+
+// portTaken reports whether moond exited before it was ready because its
+// port was in use; it waits until the server is ready or exited.
+func (s *server) portTaken() bool {
+	select {
+	case <-s.ready:
+		return false
+	case err := <-s.done:
+		s.done <- err
+		<-s.logDone
+		return strings.Contains(s.log.String(), "address already in use")
+	case <-time.After(30 * time.Second):
+		return false // waitReady says so
+	}
 }
 
 // launch starts moond without waiting for it to be ready.
