@@ -1,0 +1,168 @@
+package server
+
+import (
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/moond-db/moond/keyspace"
+	"github.com/moond-db/moond/replication"
+	"github.com/moond-db/moond/shard"
+)
+
+// moond as a replication master (docs/DESIGN.md §3, "Replication"): the
+// server's replicas, the one backlog every shard feeds while there are
+// any, and the PING of repl-ping-replica-period.
+
+// replBacklogSize is Redis's default repl-backlog-size.
+const replBacklogSize = 1 << 20
+
+// replPingPeriod is Redis's default repl-ping-replica-period.
+const replPingPeriod = 10 * time.Second
+
+// masterState is what the server keeps of its replicas.
+type masterState struct {
+	mu       sync.Mutex
+	backlog  *replication.Backlog // made with the first replica, kept after
+	replicas []*replica           // attached: syncing or online
+	feeding  bool                 // the shards' feeds are set
+	pinger   *time.Ticker
+}
+
+// backlogNow returns the backlog, nil before the first replica.
+func (m *masterState) backlogNow() *replication.Backlog {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.backlog
+}
+
+// attach adds r and returns the offset its stream starts at. It runs
+// while a txn holds every shard (master_sync.go), so no record is appended
+// between the snapshot the shards take and this offset; the shards' feeds
+// are set here if they were not.
+func (s *Server) attachReplica(r *replica) int64 {
+	m := &s.master
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.backlog == nil {
+		m.backlog = replication.NewBacklog(replBacklogSize)
+	}
+	r.backlog = m.backlog
+	m.replicas = append(m.replicas, r)
+	if !m.feeding {
+		m.feeding = true
+		for _, w := range s.workers {
+			w.sh.SetFeed(w.replFeed(m.backlog))
+		}
+		m.pinger = time.NewTicker(replPingPeriod)
+		go pingReplicas(m.pinger, m.backlog)
+	}
+	return m.backlog.Start()
+}
+
+// detachReplica removes r; the last one to go unsets the feeds, and the
+// backlog forgets its bytes: the stream has a gap from there on.
+func (s *Server) detachReplica(r *replica) {
+	m := &s.master
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, x := range m.replicas {
+		if x == r {
+			m.replicas = append(m.replicas[:i], m.replicas[i+1:]...)
+			break
+		}
+	}
+	if len(m.replicas) == 0 && m.feeding {
+		m.feeding = false
+		for _, w := range s.workers {
+			w.sh.SetFeed(nil)
+		}
+		m.pinger.Stop()
+		m.backlog.Reset()
+	}
+}
+
+// replicasNow is a copy of the attached replicas.
+func (s *Server) replicasNow() []*replica {
+	s.master.mu.Lock()
+	defer s.master.mu.Unlock()
+	return append([]*replica(nil), s.master.replicas...)
+}
+
+// stopReplicas disconnects every replica (shutdown).
+func (s *Server) stopReplicas() {
+	for _, r := range s.replicasNow() {
+		r.stop()
+	}
+}
+
+// pingReplicas PINGs the stream every period until the ticker stops.
+func pingReplicas(t *time.Ticker, b *replication.Backlog) {
+	for range t.C {
+		b.Ping()
+	}
+}
+
+// replFeed is shard w's feed: its records, in a form redis-server runs.
+// MOOND.APPLY becomes its commands (inside MULTI/EXEC when it has several,
+// all or nothing as on this side); SWAPDB, which every shard logs for one
+// command, is sent by shard 0 alone. The stream's order is the order the
+// shards append in: each shard's order, hence each key's.
+func (w *worker) replFeed(b *replication.Backlog) shard.Feed {
+	ks := w.ks
+	log := w.srv.log
+	return func(db int, args [][]byte) {
+		switch {
+		case keyspace.IsApply(args):
+			var cmds [][][]byte
+			var dbs []int
+			err := ks.ReplicaCommands(args, func(d int, cmd [][]byte) {
+				cmds = append(cmds, copyArgs(cmd))
+				dbs = append(dbs, d)
+			})
+			if err != nil {
+				log.Error("replication: a record not sent to the replicas", "shard", w.id, "err", err)
+				return
+			}
+			b.FeedAtomic(db, dbs, cmds)
+		case len(args) == 3 && strings.EqualFold(string(args[0]), "swapdb"):
+			if w.id == 0 {
+				b.Feed(db, args)
+			}
+		default:
+			b.Feed(db, args)
+		}
+	}
+}
+
+// replica is one replica connection: its socket, taken from its shard
+// (master_sync.go), served by two goroutines: one sends the snapshot then
+// the stream, one reads REPLCONF ACKs.
+type replica struct {
+	srv      *Server
+	conn     net.Conn
+	addr     string // ip:port of the connection
+	ip       string
+	port     int  // REPLCONF listening-port
+	oldSync  bool // SYNC, not PSYNC: no +FULLRESYNC line
+	backlog  *replication.Backlog
+	online   atomic.Bool  // the snapshot was sent
+	ackOff   atomic.Int64 // the last REPLCONF ACK's offset
+	ackTime  atomic.Int64 // unix seconds of the last ACK
+	quit     atomic.Bool
+	stopOnce sync.Once
+}
+
+// stop disconnects r (either goroutine, or shutdown).
+func (r *replica) stop() {
+	r.stopOnce.Do(func() {
+		r.quit.Store(true)
+		_ = r.conn.Close()
+		if r.backlog != nil {
+			r.backlog.Wake()
+		}
+		r.srv.detachReplica(r)
+	})
+}

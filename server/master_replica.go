@@ -1,0 +1,129 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moond-db/moond/rdb"
+	"github.com/moond-db/moond/replication"
+)
+
+// A replica's goroutines (master.go): serve sends +FULLRESYNC, the
+// snapshot as one RDB file in the $<len> form, then the backlog from the
+// snapshot's offset on; readAcks reads what the replica sends (REPLCONF
+// ACK). Either one's error disconnects the replica with a log line.
+
+// streamChunk is the most a write to a replica carries.
+const streamChunk = 256 << 10
+
+// serve is the sender goroutine of r, whose stream starts at start.
+func (r *replica) serve(start int64, parts []snapshotPart) {
+	err := r.sendSnapshot(start, parts)
+	if err == nil {
+		r.online.Store(true)
+		r.ackOff.Store(start)
+		r.ackTime.Store(time.Now().Unix())
+		r.srv.log.Info("synchronization with replica succeeded", "addr", r.addr, "offset", start)
+		go r.readAcks()
+		err = r.stream(start)
+	}
+	if !r.quit.Load() {
+		r.srv.log.Warn("replica disconnected", "addr", r.addr, "err", err)
+	}
+	r.stop()
+}
+
+// sendSnapshot writes +FULLRESYNC (not for SYNC) and the snapshot.
+func (r *replica) sendSnapshot(start int64, parts []snapshotPart) error {
+	var head []byte
+	if !r.oldSync {
+		head = fmt.Appendf(head, "+FULLRESYNC %s %d\r\n", r.srv.runID, start)
+	}
+	file := r.srv.rdbFile(start, parts)
+	head = fmt.Appendf(head, "$%d\r\n", len(file))
+	if _, err := r.conn.Write(head); err != nil {
+		return fmt.Errorf("send FULLRESYNC: %w", err)
+	}
+	if _, err := r.conn.Write(file); err != nil {
+		return fmt.Errorf("send the snapshot: %w", err)
+	}
+	return nil
+}
+
+// rdbFile assembles the shards' parts into one RDB file: per database,
+// SELECTDB and RESIZEDB over every shard's keys, then each shard's keys.
+func (s *Server) rdbFile(start int64, parts []snapshotPart) []byte {
+	f := rdb.AppendFileHeader(nil)
+	f = rdb.AppendAux(f, "redis-ver", RedisVersion)
+	f = rdb.AppendAux(f, "redis-bits", "64")
+	f = rdb.AppendAux(f, "ctime", strconv.FormatInt(time.Now().Unix(), 10))
+	f = rdb.AppendAux(f, "used-mem", "0")
+	f = rdb.AppendAux(f, "repl-stream-db", "0")
+	f = rdb.AppendAux(f, "repl-id", s.runID)
+	f = rdb.AppendAux(f, "repl-offset", strconv.FormatInt(start, 10))
+	f = rdb.AppendAux(f, "aof-base", "0")
+	for db := range parts[0].dbs {
+		keys, expires := 0, 0
+		for _, p := range parts {
+			keys += p.keys[db]
+			expires += p.expires[db]
+		}
+		if keys == 0 {
+			continue
+		}
+		f = rdb.AppendSelectDB(f, db, keys, expires)
+		for _, p := range parts {
+			f = append(f, p.dbs[db]...)
+		}
+	}
+	return rdb.AppendFileEnd(f)
+}
+
+// stream sends the backlog from pos on until the replica goes or falls
+// out of the backlog.
+func (r *replica) stream(pos int64) error {
+	var buf []byte
+	for {
+		var err error
+		buf, err = r.backlog.Read(buf[:0], pos, streamChunk, &r.quit)
+		if err != nil {
+			return err
+		}
+		if _, err := r.conn.Write(buf); err != nil {
+			return fmt.Errorf("send the stream: %w", err)
+		}
+		pos += int64(len(buf))
+	}
+}
+
+// readAcks reads the replica's commands: REPLCONF ACK <offset> records
+// how far it got; anything else is ignored, as a master ignores a
+// replica's replies. A read error or a malformed command disconnects it.
+func (r *replica) readAcks() {
+	br := bufio.NewReader(r.conn)
+	for {
+		args, err := replication.ReadCommand(br)
+		if err != nil {
+			if !r.quit.Load() && !errors.Is(err, net.ErrClosed) {
+				r.srv.log.Warn("replica disconnected", "addr", r.addr, "err", err)
+			}
+			r.stop()
+			return
+		}
+		if len(args) >= 3 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "ack") {
+			off, err := strconv.ParseInt(string(args[2]), 10, 64)
+			if err != nil {
+				r.srv.log.Warn("replica sent a bad ACK: disconnected", "addr", r.addr, "ack", string(args[2]))
+				r.stop()
+				return
+			}
+			r.ackOff.Store(off)
+			r.ackTime.Store(time.Now().Unix())
+		}
+	}
+}
