@@ -164,8 +164,8 @@ func (b *Backlog) Read(dst []byte, pos int64, max int, quit *atomic.Bool) ([]byt
 // Wake wakes every Read, so that one whose quit was set returns.
 func (b *Backlog) Wake() {
 	b.mu.Lock() // a Read between its check of quit and its Wait is not missed
-	b.mu.Unlock()
 	b.more.Broadcast()
+	b.mu.Unlock()
 }
 
 // Close wakes every Read for good.
