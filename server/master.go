@@ -29,6 +29,7 @@ type masterState struct {
 	replicas []*replica           // attached: syncing or online
 	feeding  bool                 // the shards' feeds are set
 	pinger   *time.Ticker
+	acked    chan struct{} // closed at the next ACK (master_wait.go)
 }
 
 // backlogNow returns the backlog, nil before the first replica.

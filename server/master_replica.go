@@ -124,6 +124,7 @@ func (r *replica) readAcks() {
 			}
 			r.ackOff.Store(off)
 			r.ackTime.Store(time.Now().Unix())
+			r.srv.master.noteAck()
 		}
 	}
 }

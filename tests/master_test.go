@@ -1,9 +1,12 @@
 package tests
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -109,5 +112,158 @@ func TestMasterRedisReplica(t *testing.T) {
 				t.Fatalf("ROLE's replicas = %v (master offset %v)", rs, role[1])
 			}
 		})
+	}
+}
+
+// TestMasterMoondReplica: a moond replica (4 shards) of a moond master (2
+// shards) gets the full copy, follows the writes, and WAIT on the master
+// counts it once its WAL holds them.
+func TestMasterMoondReplica(t *testing.T) {
+	ms := startServer(t, "uring", 2)
+	maddr := ms.addr()
+	fillMaster(t, maddr)
+	rs := startServer(t, "uring", 4)
+	r := rs.client(2)
+	host, port := hostPort(t, maddr)
+	if err := r.Do(ctx(t), "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitLinkUp(t, r)
+	waitEqual(t, maddr, rs.addr())
+	masterWrites(t, maddr)
+	m := ms.client(2)
+	if n, err := m.Do(ctx(t), "WAIT", 1, 10000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1 on the master: %d %v", n, err)
+	}
+	waitEqual(t, maddr, rs.addr())
+	waitOffsets(t, m, r, "slave_repl_offset")
+	if n, err := m.Do(ctx(t), "WAIT", 2, 100).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT 2 with one replica: %d %v", n, err)
+	}
+	if err := r.Do(ctx(t), "WAIT", 1, 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR WAIT cannot be used with replica instances.") {
+		t.Fatalf("WAIT on the replica: %v", err)
+	}
+}
+
+// killRedis kills a redis-server with SIGKILL (its process_id from INFO).
+func killRedis(t *testing.T, c *redis.Client) {
+	t.Helper()
+	pid, err := strconv.Atoi(infoField(t, c, "process_id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitField waits (30 s at most) until INFO's field equals want.
+func waitField(t *testing.T, c *redis.Client, field, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for infoField(t, c, field) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is %q, not %q, after 30s", field, infoField(t, c, field), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestMasterReplicaKill9AndReconnect: while a client writes, a
+// redis-server replica is killed with SIGKILL (the master drops it), a
+// new one syncs, drops its link and connects again (a full sync again),
+// and ends equal to the master.
+func TestMasterReplicaKill9AndReconnect(t *testing.T) {
+	s := startServer(t, "uring", 2)
+	maddr := s.addr()
+	fillMaster(t, maddr)
+	m := s.client(2)
+	host, port := hostPort(t, maddr)
+	stop := make(chan struct{})
+	werr := make(chan error, 1)
+	go func() { werr <- writeUntil(context.Background(), s.client(2), stop) }()
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+	}()
+
+	a := startRedisServer(t, "--replicaof", host, port)
+	waitLinkUp(t, a)
+	killRedis(t, a)
+	waitField(t, m, "connected_slaves", "0")
+
+	b := startRedisServer(t, "--replicaof", host, port)
+	waitLinkUp(t, b)
+	if err := b.Do(ctx(t), "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitField(t, m, "connected_slaves", "0")
+	if err := b.Do(ctx(t), "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitLinkUp(t, b)
+	close(stop)
+	if err := <-werr; err != nil {
+		t.Fatal(err)
+	}
+	waitEqual(t, maddr, b.Options().Addr)
+	waitOffsets(t, m, b, "slave_repl_offset")
+	if !s.logShows("replica disconnected") {
+		t.Fatal("the master did not log the killed replica's disconnection")
+	}
+}
+
+// TestMasterInfoAsRedis: INFO replication's field names and ROLE's shape
+// on a moond master with one replica equal a redis-server master's.
+func TestMasterInfoAsRedis(t *testing.T) {
+	rm := startRedisServer(t, "--repl-diskless-sync-delay", "0")
+	rhost, rport := hostPort(t, rm.Options().Addr)
+	rr := startRedisServer(t, "--replicaof", rhost, rport)
+	s := startServer(t, "uring", 2)
+	mm := s.client(2)
+	mhost, mport := hostPort(t, s.addr())
+	mr := startRedisServer(t, "--replicaof", mhost, mport)
+	waitLinkUp(t, rr)
+	waitLinkUp(t, mr)
+	waitField(t, rm, "connected_slaves", "1")
+	waitField(t, mm, "connected_slaves", "1")
+	names := func(c *redis.Client) []string {
+		info, err := c.Info(ctx(t), "replication").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range strings.Split(strings.TrimSpace(info), "\r\n") {
+			name, v, _ := strings.Cut(l, ":")
+			if name == "slave0" {
+				// ip=,port=,state=,offset=,lag=: the names of its parts.
+				for _, kv := range strings.Split(v, ",") {
+					k, _, _ := strings.Cut(kv, "=")
+					name += " " + k
+				}
+			}
+			out = append(out, name)
+		}
+		return out
+	}
+	if want, got := names(rm), names(mm); !slices.Equal(want, got) {
+		t.Fatalf("INFO replication fields:\nmoond %q\nredis %q", got, want)
+	}
+	shape := func(c *redis.Client) string {
+		r, err := c.Do(ctx(t), "ROLE").Slice()
+		if err != nil || len(r) != 3 {
+			t.Fatalf("ROLE: %v %v", r, err)
+		}
+		rs := r[2].([]any)
+		if len(rs) != 1 {
+			t.Fatalf("ROLE's replicas: %v", rs)
+		}
+		return fmt.Sprintf("%v %T %d %T", r[0], r[1], len(rs[0].([]any)), rs[0].([]any)[1])
+	}
+	if want, got := shape(rm), shape(mm); got != want {
+		t.Fatalf("ROLE: moond %s, redis %s", got, want)
 	}
 }
