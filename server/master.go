@@ -106,36 +106,69 @@ func pingReplicas(t *time.Ticker, b *replication.Backlog) {
 	}
 }
 
-// replFeed is shard w's feed: its records, in a form redis-server runs.
-// MOOND.APPLY becomes its commands (inside MULTI/EXEC when it has several,
-// all or nothing as on this side); SWAPDB, which every shard logs for one
-// command, is sent by shard 0 alone. The stream's order is the order the
-// shards append in: each shard's order, hence each key's.
+// replFeed is shard w's feed (shard.Feed): its records, in a form
+// redis-server runs. MOOND.APPLY becomes its commands (inside MULTI/EXEC
+// when it has several, all or nothing as on this side); SWAPDB, which
+// every shard logs for one command, is sent by shard 0 alone; a txn's
+// part is one MULTI/EXEC. The stream's order is the order the shards
+// append in: each shard's order, hence each key's.
 func (w *worker) replFeed(b *replication.Backlog) shard.Feed {
-	ks := w.ks
-	log := w.srv.log
-	return func(db int, args [][]byte) {
-		switch {
-		case keyspace.IsApply(args):
-			var cmds [][][]byte
-			var dbs []int
-			err := ks.ReplicaCommands(args, func(d int, cmd [][]byte) {
-				cmds = append(cmds, copyArgs(cmd))
-				dbs = append(dbs, d)
-			})
-			if err != nil {
-				log.Error("replication: a record not sent to the replicas", "shard", w.id, "err", err)
-				return
-			}
-			b.FeedAtomic(db, dbs, cmds)
-		case len(args) == 3 && strings.EqualFold(string(args[0]), "swapdb"):
-			if w.id == 0 {
-				b.Feed(db, args)
-			}
-		default:
-			b.Feed(db, args)
+	return &shardFeed{w: w, b: b}
+}
+
+// shardFeed is a shard's shard.Feed.
+type shardFeed struct {
+	w *worker
+	b *replication.Backlog
+	// The commands of the record or part being translated.
+	dbs  []int
+	cmds [][][]byte
+}
+
+// Record implements shard.Feed.
+func (f *shardFeed) Record(db int, args [][]byte) {
+	if !keyspace.IsApply(args) {
+		if f.keep(args) {
+			f.b.Feed(db, args)
 		}
+		return
 	}
+	f.dbs, f.cmds = f.dbs[:0], f.cmds[:0]
+	f.add(db, args)
+	f.b.FeedAtomic(db, f.dbs, f.cmds)
+}
+
+// Part implements shard.Feed.
+func (f *shardFeed) Part(dbs []int, recs [][][]byte) {
+	f.dbs, f.cmds = f.dbs[:0], f.cmds[:0]
+	for i, rec := range recs {
+		f.add(dbs[i], rec)
+	}
+	if len(f.cmds) > 0 {
+		f.b.FeedAtomic(f.dbs[0], f.dbs, f.cmds)
+	}
+}
+
+// add appends the commands of one record to f.cmds.
+func (f *shardFeed) add(db int, args [][]byte) {
+	if !keyspace.IsApply(args) {
+		if f.keep(args) {
+			f.dbs, f.cmds = append(f.dbs, db), append(f.cmds, copyArgs(args))
+		}
+		return
+	}
+	err := f.w.ks.ReplicaCommands(args, func(d int, cmd [][]byte) {
+		f.dbs, f.cmds = append(f.dbs, d), append(f.cmds, copyArgs(cmd))
+	})
+	if err != nil {
+		f.w.srv.log.Error("replication: a record not sent to the replicas", "shard", f.w.id, "err", err)
+	}
+}
+
+// keep reports whether a record goes to the replicas: SWAPDB from shard 0
+// only.
+func (f *shardFeed) keep(args [][]byte) bool {
+	return f.w.id == 0 || len(args) != 3 || !strings.EqualFold(string(args[0]), "swapdb")
 }
 
 // replica is one replica connection: its socket, taken from its shard

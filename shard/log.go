@@ -17,7 +17,7 @@ package shard
 func (s *Shard) Append(db int, args [][]byte) uint64 {
 	s.changes++
 	if f := s.feed.Load(); f != nil {
-		(*f)(db, args)
+		s.toFeed(*f, db, args)
 	}
 	if s.wal == nil {
 		return 0

@@ -108,7 +108,8 @@ type Shard struct {
 
 	changes int64 // writes since the last save (rdb_changes_since_last_save)
 
-	feed atomic.Pointer[Feed] // replicas' stream (feed.go), nil without replicas
+	feed  atomic.Pointer[Feed] // replicas' stream (feed.go), nil without replicas
+	fpart feedPart             // a txn part's records kept for the feed
 
 	// The log (log.go, ack.go, refusal.go).
 	wal             *wal.Writer // nil with appendonly no

@@ -169,6 +169,18 @@ func waitField(t *testing.T, c *redis.Client, field, want string) {
 	}
 }
 
+// waitOnline waits (30 s at most) until the master's slave0 is online.
+func waitOnline(t *testing.T, m *redis.Client) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(infoField(t, m, "slave0"), "state=online") {
+		if time.Now().After(deadline) {
+			t.Fatalf("slave0 not online after 30s: %q", infoField(t, m, "slave0"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestMasterReplicaKill9AndReconnect: while a client writes, a
 // redis-server replica is killed with SIGKILL (the master drops it), a
 // new one syncs, drops its link and connects again (a full sync again),
@@ -228,8 +240,8 @@ func TestMasterInfoAsRedis(t *testing.T) {
 	mr := startRedisServer(t, "--replicaof", mhost, mport)
 	waitLinkUp(t, rr)
 	waitLinkUp(t, mr)
-	waitField(t, rm, "connected_slaves", "1")
-	waitField(t, mm, "connected_slaves", "1")
+	waitOnline(t, rm)
+	waitOnline(t, mm)
 	names := func(c *redis.Client) []string {
 		info, err := c.Info(ctx(t), "replication").Result()
 		if err != nil {
