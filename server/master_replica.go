@@ -21,6 +21,10 @@ import (
 // streamChunk is the most a write to a replica carries.
 const streamChunk = 256 << 10
 
+// replTimeout is Redis's default repl-timeout: a replica that takes longer
+// to take a write, or that sends no ACK for that long, is disconnected.
+const replTimeout = 60 * time.Second
+
 // serve is the sender goroutine of r, whose stream starts at start.
 func (r *replica) serve(start int64, parts []snapshotPart) {
 	err := r.sendSnapshot(start, parts)
@@ -46,10 +50,10 @@ func (r *replica) sendSnapshot(start int64, parts []snapshotPart) error {
 	}
 	file := r.srv.rdbFile(start, parts)
 	head = fmt.Appendf(head, "$%d\r\n", len(file))
-	if _, err := r.conn.Write(head); err != nil {
+	if err := r.write(head); err != nil {
 		return fmt.Errorf("send FULLRESYNC: %w", err)
 	}
-	if _, err := r.conn.Write(file); err != nil {
+	if err := r.write(file); err != nil {
 		return fmt.Errorf("send the snapshot: %w", err)
 	}
 	return nil
@@ -94,11 +98,20 @@ func (r *replica) stream(pos int64) error {
 		if err != nil {
 			return err
 		}
-		if _, err := r.conn.Write(buf); err != nil {
+		if err := r.write(buf); err != nil {
 			return fmt.Errorf("send the stream: %w", err)
 		}
 		pos += int64(len(buf))
 	}
+}
+
+// write sends b within repl-timeout.
+func (r *replica) write(b []byte) error {
+	if err := r.conn.SetWriteDeadline(time.Now().Add(replTimeout)); err != nil {
+		return err
+	}
+	_, err := r.conn.Write(b)
+	return err
 }
 
 // readAcks reads the replica's commands: REPLCONF ACK <offset> records
@@ -107,6 +120,12 @@ func (r *replica) stream(pos int64) error {
 func (r *replica) readAcks() {
 	br := bufio.NewReader(r.conn)
 	for {
+		// A replica ACKs once a second: silence for repl-timeout is a
+		// replica gone.
+		if err := r.conn.SetReadDeadline(time.Now().Add(replTimeout)); err != nil {
+			r.stop()
+			return
+		}
 		args, err := replication.ReadCommand(br)
 		if err != nil {
 			if !r.quit.Load() && !errors.Is(err, net.ErrClosed) {
