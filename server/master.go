@@ -28,7 +28,7 @@ type masterState struct {
 	backlog  *replication.Backlog // made with the first replica, kept after
 	replicas []*replica           // attached: syncing or online
 	feeding  bool                 // the shards' feeds are set
-	pinger   *time.Ticker
+	pinger   chan struct{} // closed to stop the PINGs
 	acked    chan struct{} // closed at the next ACK (master_wait.go)
 }
 
@@ -57,7 +57,7 @@ func (s *Server) attachReplica(r *replica) int64 {
 		for _, w := range s.workers {
 			w.sh.SetFeed(w.replFeed(m.backlog))
 		}
-		m.pinger = time.NewTicker(replPingPeriod)
+		m.pinger = make(chan struct{})
 		go pingReplicas(m.pinger, m.backlog)
 	}
 	return m.backlog.Start()
@@ -80,7 +80,7 @@ func (s *Server) detachReplica(r *replica) {
 		for _, w := range s.workers {
 			w.sh.SetFeed(nil)
 		}
-		m.pinger.Stop()
+		close(m.pinger)
 		m.backlog.Reset()
 	}
 }
@@ -99,10 +99,18 @@ func (s *Server) stopReplicas() {
 	}
 }
 
-// pingReplicas PINGs the stream every period until the ticker stops.
-func pingReplicas(t *time.Ticker, b *replication.Backlog) {
-	for range t.C {
-		b.Ping()
+// pingReplicas PINGs the stream every repl-ping-replica-period until
+// stop is closed.
+func pingReplicas(stop <-chan struct{}, b *replication.Backlog) {
+	t := time.NewTicker(replPingPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			b.Ping()
+		case <-stop:
+			return
+		}
 	}
 }
 
