@@ -28,8 +28,8 @@ type masterState struct {
 	backlog  *replication.Backlog // made with the first replica, kept after
 	replicas []*replica           // attached: syncing or online
 	feeding  bool                 // the shards' feeds are set
-	pinger   chan struct{} // closed to stop the PINGs
-	acked    chan struct{} // closed at the next ACK (master_wait.go)
+	pinger   chan struct{}        // closed to stop the PINGs
+	acked    chan struct{}        // closed at the next ACK (master_wait.go)
 }
 
 // backlogNow returns the backlog, nil before the first replica.
