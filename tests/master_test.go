@@ -1,8 +1,11 @@
 package tests
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -277,5 +280,63 @@ func TestMasterInfoAsRedis(t *testing.T) {
 	}
 	if want, got := shape(rm), shape(mm); got != want {
 		t.Fatalf("ROLE: moond %s, redis %s", got, want)
+	}
+}
+
+// TestMasterReplconfAndGarbage: REPLCONF's errors are Redis's; SYNC gets
+// the snapshot without +FULLRESYNC (an RDB 10 file, "$<len>" form); a
+// replica that then sends garbage is disconnected, with a log line, and
+// the master goes on.
+func TestMasterReplconfAndGarbage(t *testing.T) {
+	s := startServer(t, "uring", 2)
+	m := s.client(2)
+	if err := m.Set(ctx(t), "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{"REPLCONF", "listening-port"}, "ERR wrong number of arguments for 'replconf' command"},
+		{[]any{"REPLCONF", "nosuch", "1"}, "ERR Unrecognized REPLCONF option: nosuch"},
+		{[]any{"REPLCONF", "listening-port", "x"}, "ERR value is not an integer or out of range"},
+	} {
+		if err := m.Do(ctx(t), c.args...).Err(); err == nil || err.Error() != c.want {
+			t.Fatalf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	if v, err := m.Do(ctx(t), "REPLCONF", "listening-port", "6380", "capa", "eof").Text(); err != nil || v != "OK" {
+		t.Fatalf("REPLCONF: %q %v", v, err)
+	}
+
+	conn, err := net.Dial("tcp", s.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(conn)
+	if _, err := conn.Write([]byte("SYNC\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	line, err := br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "$") {
+		t.Fatalf("SYNC's first line: %q %v", line, err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+	file := make([]byte, n)
+	if _, err := io.ReadFull(br, file); err != nil || !strings.HasPrefix(string(file), "REDIS0010") || file[n-9] != 0xff {
+		t.Fatalf("SYNC's file: %q... %v", file[:min(n, 9)], err)
+	}
+	waitOnline(t, m)
+	if _, err := conn.Write([]byte("*1\r\n$99999999999\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	waitField(t, m, "connected_slaves", "0")
+	if !s.logShows("replica disconnected") {
+		t.Fatal("no log line for the replica that sent garbage")
+	}
+	if v, err := m.Get(ctx(t), "k").Result(); err != nil || v != "v" {
+		t.Fatalf("the master after the replica went: %q %v", v, err)
 	}
 }
