@@ -127,6 +127,14 @@ func (b *Backlog) Stats() (off, first, hist int64) {
 	return b.off, b.off - b.hist + 1, b.hist
 }
 
+// Holds reports whether the stream from pos on is held: a replica at pos
+// may continue from it (a partial resync).
+func (b *Backlog) Holds(pos int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return pos >= b.off-b.hist && pos <= b.off
+}
+
 // Offset is the master's replication offset.
 func (b *Backlog) Offset() int64 {
 	b.mu.Lock()

@@ -63,6 +63,22 @@ func (s *Server) attachReplica(r *replica) int64 {
 	return m.backlog.Start()
 }
 
+// continueReplica adds r at pos, the offset it already has, when the
+// backlog holds the stream from there (a partial resync): only while the
+// shards feed it, i.e. while another replica is attached, since the feeds
+// stop with the last one.
+func (s *Server) continueReplica(r *replica, pos int64) bool {
+	m := &s.master
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.feeding || !m.backlog.Holds(pos) {
+		return false
+	}
+	r.backlog = m.backlog
+	m.replicas = append(m.replicas, r)
+	return true
+}
+
 // detachReplica removes r; the last one to go unsets the feeds, and the
 // backlog forgets its bytes: the stream has a gap from there on.
 func (s *Server) detachReplica(r *replica) {

@@ -29,13 +29,35 @@ const replTimeout = 60 * time.Second
 func (r *replica) serve(start int64, parts []snapshotPart) {
 	err := r.sendSnapshot(start, parts)
 	if err == nil {
-		r.online.Store(true)
-		r.ackOff.Store(start)
-		r.ackTime.Store(time.Now().Unix())
 		r.srv.log.Info("synchronization with replica succeeded", "addr", r.addr, "offset", start)
-		go r.readAcks()
-		err = r.stream(start)
+		err = r.follow(start)
 	}
+	r.end(err)
+}
+
+// resume is the sender goroutine of r after a partial resync: +CONTINUE,
+// then the stream from pos, the offset r has.
+func (r *replica) resume(pos int64) {
+	err := r.write([]byte("+CONTINUE " + r.srv.runID + "\r\n"))
+	if err == nil {
+		err = r.follow(pos)
+	}
+	r.end(err)
+}
+
+// follow marks r online at pos, starts reading its ACKs and sends it the
+// stream until it goes.
+func (r *replica) follow(pos int64) error {
+	r.ackOff.Store(pos)
+	r.ackTime.Store(time.Now().Unix())
+	r.online.Store(true)
+	go r.readAcks()
+	return r.stream(pos)
+}
+
+// end disconnects r after its sender's error, with a log line unless it
+// was stopped.
+func (r *replica) end(err error) {
 	if !r.quit.Load() {
 		r.srv.log.Warn("replica disconnected", "addr", r.addr, "err", err)
 	}

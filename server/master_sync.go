@@ -57,9 +57,9 @@ func cmdReplconf(c *conn, args [][]byte) {
 // replica's goroutines, master_replica.go), and a txn over every shard
 // takes the snapshot: with every shard held, the stream's start is taken
 // and each shard serializes its keys, so that the snapshot holds every
-// write before that offset and the stream every write after it. moond
-// keeps no replication id across snapshots for a partial resync: every
-// PSYNC is answered +FULLRESYNC.
+// write before that offset and the stream every write after it. A PSYNC
+// with this master's replid at an offset the backlog still holds is a
+// partial resync instead (+CONTINUE, the stream from there).
 func cmdSync(c *conn, args [][]byte) {
 	if c.replMaster {
 		c.errorReply("ERR Replica can't interact with the keyspace")
@@ -75,7 +75,15 @@ func cmdSync(c *conn, args [][]byte) {
 		c.close()
 		return
 	}
-	c.w.srv.log.Info("replica asks for synchronization", "addr", r.addr, "cmd", strings.ToUpper(string(args[0])))
+	srv := c.w.srv
+	srv.log.Info("replica asks for synchronization", "addr", r.addr, "cmd", strings.ToUpper(string(args[0])))
+	if len(args) == 3 && string(args[1]) == srv.runID {
+		if off, err := strconv.ParseInt(string(args[2]), 10, 64); err == nil && srv.continueReplica(r, off-1) {
+			srv.log.Info("partial resynchronization request accepted", "addr", r.addr, "offset", off)
+			go r.resume(off - 1)
+			return
+		}
+	}
 	c.w.snapshotFor(r)
 }
 

@@ -340,3 +340,33 @@ func TestMasterReplconfAndGarbage(t *testing.T) {
 		t.Fatalf("the master after the replica went: %q %v", v, err)
 	}
 }
+
+// TestMasterPartialResync: with replica A attached (the backlog is fed),
+// replica B leaves (REPLICAOF NO ONE keeps the master's replid as its
+// replid2) and comes back while the master wrote meanwhile: the master
+// answers +CONTINUE, and B gets the writes from the backlog.
+func TestMasterPartialResync(t *testing.T) {
+	s := startServer(t, "uring", 2)
+	maddr := s.addr()
+	fillMaster(t, maddr)
+	m := s.client(2)
+	host, port := hostPort(t, maddr)
+	a := startRedisServer(t, "--replicaof", host, port)
+	b := startRedisServer(t, "--replicaof", host, port)
+	waitLinkUp(t, a)
+	waitLinkUp(t, b)
+	if err := b.Do(ctx(t), "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitField(t, m, "connected_slaves", "1")
+	masterWrites(t, maddr)
+	if err := b.Do(ctx(t), "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitLinkUp(t, b)
+	waitEqual(t, maddr, b.Options().Addr)
+	if !s.logShows("partial resynchronization request accepted") {
+		t.Fatal("the replica's return was not a partial resync")
+	}
+	waitOffsets(t, m, b, "slave_repl_offset")
+}
