@@ -21,7 +21,7 @@ import (
 
 // masterWrites runs writes of every kind on a moond master, among them
 // commands over several shards (MSET, a MULTI/EXEC, RENAME and SMOVE,
-// which moond journals as MOOND.APPLY), SELECT and FLUSHDB.
+// which moond journals as MOOND.APPLY), SELECT, FLUSHDB and SWAPDB.
 func masterWrites(t *testing.T, maddr string) {
 	t.Helper()
 	c0, c5 := onDB(t, maddr, 0), onDB(t, maddr, 5)
@@ -63,6 +63,8 @@ func masterWrites(t *testing.T, maddr string) {
 	must(c1.Set(ctx(t), "db1:other", "y", 0).Err())
 	must(c1.FlushDB(ctx(t)).Err())
 	must(c1.Set(ctx(t), "db1:after", "z", 0).Err())
+	// Every shard logs SWAPDB; the replica must swap once.
+	must(c1.Do(ctx(t), "SWAPDB", 1, 5).Err())
 }
 
 // waitOffsets waits (30 s at most) until the replica's offset equals the
