@@ -372,3 +372,89 @@ func TestMasterPartialResync(t *testing.T) {
 	}
 	waitOffsets(t, m, b, "slave_repl_offset")
 }
+
+// readStreamCommand reads one command of a master's stream, its bulk
+// strings read by their length (values may hold newlines).
+func readStreamCommand(t *testing.T, br *bufio.Reader) []string {
+	t.Helper()
+	line, err := br.ReadString('\n')
+	if err != nil || len(line) < 3 || line[0] != '*' {
+		t.Fatalf("stream: %q %v", line, err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+	args := make([]string, n)
+	for i := range args {
+		l, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		size, _ := strconv.Atoi(strings.TrimSpace(l[1:]))
+		b := make([]byte, size+2)
+		if _, err := io.ReadFull(br, b); err != nil {
+			t.Fatal(err)
+		}
+		args[i] = string(b[:size])
+	}
+	return args
+}
+
+// TestMasterStreamForm reads the stream as a replica does: an EXEC on one
+// shard arrives as MULTI ... EXEC, RENAME (MOOND.APPLY in moond's journal)
+// as DEL and RESTORE ... REPLACE ABSTTL, an INCR as the SET of its result,
+// and no MOOND.* record reaches the replica.
+func TestMasterStreamForm(t *testing.T) {
+	s := startServer(t, "uring", 1)
+	m := s.client(2)
+	conn, err := net.Dial("tcp", s.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(conn)
+	conn.Write([]byte("PSYNC ? -1\r\n"))
+	for _, prefix := range []string{"+FULLRESYNC ", "$"} {
+		line, err := br.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, prefix) {
+			t.Fatalf("%q, want %s...: %v", line, prefix, err)
+		}
+		if prefix == "$" {
+			n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+			io.CopyN(io.Discard, br, int64(n))
+		}
+	}
+	waitOnline(t, m)
+	if _, err := m.TxPipelined(ctx(t), func(p redis.Pipeliner) error {
+		p.Set(ctx(t), "a", "1", 0)
+		p.Incr(ctx(t), "a")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Rename(ctx(t), "a", "b").Err(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for len(got) < 6 {
+		args := readStreamCommand(t, br)
+		if strings.HasPrefix(strings.ToUpper(args[0]), "MOOND.") {
+			t.Fatalf("a moond record reached the replica: %q", args)
+		}
+		got = append(got, strings.Join(args[:min(len(args), 3)], " "))
+		if args[0] == "RESTORE" && strings.Join(args[4:], " ") != "REPLACE ABSTTL" {
+			t.Fatalf("RESTORE's options: %q", args[4:])
+		}
+	}
+	want := []string{"SELECT 0", "MULTI", "SET a 1", "SET a 2", "EXEC", "MULTI"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("stream = %q, want %q", got, want)
+	}
+	var rest []string
+	for range 3 {
+		args := readStreamCommand(t, br)
+		rest = append(rest, strings.Join(args[:min(len(args), 2)], " "))
+	}
+	if want := []string{"DEL a", "RESTORE b", "EXEC"}; !slices.Equal(rest, want) {
+		t.Fatalf("RENAME's stream = %q, want %q", rest, want)
+	}
+}
