@@ -87,13 +87,17 @@ func waitOffsets(t *testing.T, m, r *redis.Client, replicaField string) {
 }
 
 // TestMasterRedisReplica: a moond master (2 and 4 shards) with keys of
-// every type, TTLs and several dbs; a redis-server 7.0 started with
+// every type, TTLs and several dbs (and one without a WAL, whose stream
+// flows all the same); a redis-server 7.0 started with
 // --replicaof gets a full copy, then follows a workload; INFO's slave0
 // and ROLE show it online at the master's offset.
 func TestMasterRedisReplica(t *testing.T) {
-	for _, shards := range []int{2, 4} {
-		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) {
-			s := startServer(t, "uring", shards)
+	for _, c := range []struct {
+		shards int
+		aof    string
+	}{{2, "yes"}, {4, "yes"}, {2, "no"}} {
+		t.Run(fmt.Sprintf("shards=%d,appendonly=%s", c.shards, c.aof), func(t *testing.T) {
+			s := startServer(t, "uring", c.shards, "--appendonly", c.aof)
 			maddr := s.addr()
 			fillMaster(t, maddr)
 			host, port := hostPort(t, maddr)
