@@ -30,6 +30,10 @@ type masterState struct {
 	feeding  bool                 // the shards' feeds are set
 	pinger   chan struct{}        // closed to stop the PINGs
 	acked    chan struct{}        // closed at the next ACK (master_wait.go)
+
+	// INFO stats: full syncs served, PSYNCs continued and PSYNCs of a
+	// replid and offset that could not be.
+	syncFull, syncPartialOK, syncPartialErr atomic.Int64
 }
 
 // backlogNow returns the backlog, nil before the first replica.

@@ -127,6 +127,21 @@ func (r *replica) stream(pos int64) error {
 	}
 }
 
+// skipNewlines drops the bare newlines a Redis replica sends while it
+// loads the snapshot (its keepalive) before the next command.
+func skipNewlines(br *bufio.Reader) error {
+	for {
+		b, err := br.Peek(1)
+		if err != nil {
+			return err
+		}
+		if b[0] != '\n' && b[0] != '\r' {
+			return nil
+		}
+		_, _ = br.Discard(1)
+	}
+}
+
 // write sends b within repl-timeout.
 func (r *replica) write(b []byte) error {
 	if err := r.conn.SetWriteDeadline(time.Now().Add(replTimeout)); err != nil {
@@ -137,7 +152,8 @@ func (r *replica) write(b []byte) error {
 }
 
 // readAcks reads the replica's commands: REPLCONF ACK <offset> records
-// how far it got; anything else is ignored, as a master ignores a
+// how far it got; bare newlines (a loading replica's keepalive) and
+// anything else are ignored, as a master ignores a
 // replica's replies. A read error or a malformed command disconnects it.
 func (r *replica) readAcks() {
 	br := bufio.NewReader(r.conn)
@@ -148,7 +164,11 @@ func (r *replica) readAcks() {
 			r.stop()
 			return
 		}
-		args, err := replication.ReadCommand(br)
+		err := skipNewlines(br)
+		var args [][]byte
+		if err == nil {
+			args, err = replication.ReadCommand(br)
+		}
 		if err != nil {
 			if !r.quit.Load() && !errors.Is(err, net.ErrClosed) {
 				r.srv.log.Warn("replica disconnected", "addr", r.addr, "err", err)

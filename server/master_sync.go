@@ -65,10 +65,6 @@ func cmdSync(c *conn, args [][]byte) {
 		c.errorReply("ERR Replica can't interact with the keyspace")
 		return
 	}
-	if c.multi != nil {
-		c.errorReply("ERR Command not allowed inside a transaction")
-		return
-	}
 	r, err := c.takeForReplica(len(args) == 1)
 	if err != nil {
 		c.w.srv.log.Error("replication: cannot serve a replica", "addr", c.addr, "err", err)
@@ -79,11 +75,16 @@ func cmdSync(c *conn, args [][]byte) {
 	srv.log.Info("replica asks for synchronization", "addr", r.addr, "cmd", strings.ToUpper(string(args[0])))
 	if len(args) == 3 && string(args[1]) == srv.runID {
 		if off, err := strconv.ParseInt(string(args[2]), 10, 64); err == nil && srv.continueReplica(r, off-1) {
+			srv.master.syncPartialOK.Add(1)
 			srv.log.Info("partial resynchronization request accepted", "addr", r.addr, "offset", off)
 			go r.resume(off - 1)
 			return
 		}
 	}
+	if len(args) == 3 && string(args[1]) != "?" {
+		srv.master.syncPartialErr.Add(1)
+	}
+	srv.master.syncFull.Add(1)
 	c.w.snapshotFor(r)
 }
 

@@ -348,9 +348,11 @@ func TestMasterReplconfAndGarbage(t *testing.T) {
 }
 
 // TestMasterPartialResync: with replica A attached (the backlog is fed),
-// replica B leaves (REPLICAOF NO ONE keeps the master's replid as its
-// replid2) and comes back while the master wrote meanwhile: the master
-// answers +CONTINUE, and B gets the writes from the backlog.
+// replica B drops its link (CLIENT KILL TYPE master on B) while the
+// master writes: B comes back with PSYNC <replid> <offset>, the master
+// answers +CONTINUE, and B gets the writes from the backlog. Neither
+// replica is ever dropped by the master (a loading replica's newlines
+// are no protocol error).
 func TestMasterPartialResync(t *testing.T) {
 	s := startServer(t, "uring", 2)
 	maddr := s.addr()
@@ -361,18 +363,21 @@ func TestMasterPartialResync(t *testing.T) {
 	b := startRedisServer(t, "--replicaof", host, port)
 	waitLinkUp(t, a)
 	waitLinkUp(t, b)
-	if err := b.Do(ctx(t), "REPLICAOF", "NO", "ONE").Err(); err != nil {
+	if err := b.Do(ctx(t), "CLIENT", "KILL", "TYPE", "master").Err(); err != nil {
 		t.Fatal(err)
 	}
-	waitField(t, m, "connected_slaves", "1")
 	masterWrites(t, maddr)
-	if err := b.Do(ctx(t), "REPLICAOF", host, port).Err(); err != nil {
-		t.Fatal(err)
-	}
+	waitField(t, m, "sync_partial_ok", "1")
 	waitLinkUp(t, b)
 	waitEqual(t, maddr, b.Options().Addr)
 	if !s.logShows("partial resynchronization request accepted") {
 		t.Fatal("the replica's return was not a partial resync")
+	}
+	if full := infoField(t, m, "sync_full"); full != "2" {
+		t.Fatalf("sync_full %s, want 2 (the first syncs only)", full)
+	}
+	if s.logShows("protocol error") {
+		t.Fatal("the master dropped a replica for a protocol error")
 	}
 	waitOffsets(t, m, b, "slave_repl_offset")
 }
