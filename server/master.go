@@ -43,7 +43,7 @@ func (m *masterState) backlogNow() *replication.Backlog {
 	return m.backlog
 }
 
-// attach adds r and returns the offset its stream starts at. It runs
+// attachReplica adds r and returns the offset its stream starts at. It runs
 // while a txn holds every shard (master_sync.go), so no record is appended
 // between the snapshot the shards take and this offset; the shards' feeds
 // are set here if they were not.

@@ -61,8 +61,8 @@ func cmdReplconf(c *conn, args [][]byte) {
 // with this master's replid at an offset the backlog still holds is a
 // partial resync instead (+CONTINUE, the stream from there).
 func cmdSync(c *conn, args [][]byte) {
-	if c.replMaster {
-		c.errorReply("ERR Replica can't interact with the keyspace")
+	if t := c.w.srv.repl.cur.Load(); t != nil && !t.link.Up() {
+		c.errorReply("NOMASTERLINK Can't SYNC while not connected with my master")
 		return
 	}
 	r, err := c.takeForReplica(len(args) == 1)

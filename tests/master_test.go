@@ -467,3 +467,19 @@ func TestMasterStreamForm(t *testing.T) {
 		t.Fatalf("RENAME's stream = %q, want %q", rest, want)
 	}
 }
+
+// TestMasterSyncOnDisconnectedReplica: a replica whose link is down
+// refuses SYNC and PSYNC with Redis's NOMASTERLINK error.
+func TestMasterSyncOnDisconnectedReplica(t *testing.T) {
+	s := startServer(t, "uring", 1)
+	c := s.client(2)
+	if err := c.Do(ctx(t), "REPLICAOF", "127.0.0.1", freePort(t)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]any{{"PSYNC", "?", "-1"}, {"SYNC"}} {
+		want := "NOMASTERLINK Can't SYNC while not connected with my master"
+		if err := c.Do(ctx(t), args...).Err(); err == nil || err.Error() != want {
+			t.Fatalf("%v: %v, want %q", args, err, want)
+		}
+	}
+}
