@@ -213,6 +213,7 @@ type replica struct {
 	online   atomic.Bool  // the snapshot was sent
 	ackOff   atomic.Int64 // the last REPLCONF ACK's offset
 	ackTime  atomic.Int64 // unix seconds of the last ACK
+	out      outBuf       // what the pump read and the sender did not send yet
 	quit     atomic.Bool
 	stopOnce sync.Once
 }
@@ -222,6 +223,7 @@ func (r *replica) stop() {
 	r.stopOnce.Do(func() {
 		r.quit.Store(true)
 		_ = r.conn.Close()
+		r.out.close()
 		if r.backlog != nil {
 			r.backlog.Wake()
 		}

@@ -25,8 +25,10 @@ const streamChunk = 256 << 10
 // to take a write, or that sends no ACK for that long, is disconnected.
 const replTimeout = 60 * time.Second
 
-// serve is the sender goroutine of r, whose stream starts at start.
+// serve is the sender goroutine of r, whose stream starts at start: the
+// pump fills r's buffer meanwhile (master_outbuf.go).
 func (r *replica) serve(start int64, parts []snapshotPart) {
+	go r.pump(start)
 	err := r.sendSnapshot(start, parts)
 	if err == nil {
 		r.srv.log.Info("synchronization with replica succeeded", "addr", r.addr, "offset", start)
@@ -38,6 +40,7 @@ func (r *replica) serve(start int64, parts []snapshotPart) {
 // resume is the sender goroutine of r after a partial resync: +CONTINUE,
 // then the stream from pos, the offset r has.
 func (r *replica) resume(pos int64) {
+	go r.pump(pos)
 	err := r.write([]byte("+CONTINUE " + r.srv.runID + "\r\n"))
 	if err == nil {
 		err = r.follow(pos)
@@ -45,14 +48,14 @@ func (r *replica) resume(pos int64) {
 	r.end(err)
 }
 
-// follow marks r online at pos, starts reading its ACKs and sends it the
-// stream until it goes.
+// follow marks r online at pos, starts reading its ACKs and sends it its
+// buffer until it goes.
 func (r *replica) follow(pos int64) error {
 	r.ackOff.Store(pos)
 	r.ackTime.Store(time.Now().Unix())
 	r.online.Store(true)
 	go r.readAcks()
-	return r.stream(pos)
+	return r.drain()
 }
 
 // end disconnects r after its sender's error, with a log line unless it
@@ -108,23 +111,6 @@ func (s *Server) rdbFile(start int64, parts []snapshotPart) []byte {
 		}
 	}
 	return rdb.AppendFileEnd(f)
-}
-
-// stream sends the backlog from pos on until the replica goes or falls
-// out of the backlog.
-func (r *replica) stream(pos int64) error {
-	var buf []byte
-	for {
-		var err error
-		buf, err = r.backlog.Read(buf[:0], pos, streamChunk, &r.quit)
-		if err != nil {
-			return err
-		}
-		if err := r.write(buf); err != nil {
-			return fmt.Errorf("send the stream: %w", err)
-		}
-		pos += int64(len(buf))
-	}
 }
 
 // skipNewlines drops the bare newlines a Redis replica sends while it

@@ -109,6 +109,7 @@ func (c *conn) takeForReplica(oldSync bool) (*replica, error) {
 		return nil, fmt.Errorf("take the replica's socket: %w", err)
 	}
 	r := &replica{srv: c.w.srv, conn: nc, addr: c.addr, port: c.replPort, oldSync: oldSync}
+	r.out.init()
 	r.ip, _, _ = net.SplitHostPort(c.addr)
 	c.rpos = c.rend
 	c.close()
