@@ -1,7 +1,8 @@
 // Package replication is moond's side of Redis's replication protocol as
 // a replica: the link to a master (handshake, PSYNC, the RDB snapshot in
 // both of its transfer forms, the command stream, REPLCONF ACK) and a
-// streaming reader of RDB files.
+// streaming reader of RDB files. As a master's, it has the [Backlog]: the
+// one command stream a master's shards feed and its replicas read.
 //
 // The package does not apply anything itself. The link hands the snapshot
 // and the stream to an [Applier], which the server backs with one of its

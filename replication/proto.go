@@ -179,3 +179,13 @@ func readReply(r *bufio.Reader) (string, error) {
 	}
 	return "", fmt.Errorf("%w: unexpected reply %q", ErrProtocol, clip(line))
 }
+
+// ReadCommand reads one multibulk command from r (what a replica sends
+// its master: REPLCONF ACK) and returns its arguments.
+func ReadCommand(r *bufio.Reader) ([][]byte, error) {
+	c, err := readCommand(r)
+	if err != nil {
+		return nil, err
+	}
+	return c.args, nil
+}

@@ -56,15 +56,22 @@ func cmdShutdown(c *conn, args [][]byte) {
 	c.w.srv.requestShutdown()
 }
 
-// cmdWait: there are no replicas, so no write is ever acknowledged by one.
+// cmdWait is WAIT numreplicas timeout (master_wait.go); a replica refuses
+// it, as Redis does.
 func cmdWait(c *conn, args [][]byte) {
-	if _, err := strconv.ParseInt(string(args[1]), 10, 64); err != nil {
+	want, err := strconv.ParseInt(string(args[1]), 10, 64)
+	if err != nil {
 		c.errorReply("ERR value is not an integer or out of range")
 		return
 	}
-	if t, err := strconv.ParseInt(string(args[2]), 10, 64); err != nil || t < 0 {
+	t, err := strconv.ParseInt(string(args[2]), 10, 64)
+	if err != nil || t < 0 {
 		c.errorReply("ERR timeout is not an integer or out of range")
 		return
 	}
-	c.replyLocal(func(w *resp.Writer) { w.Int(0) })
+	if c.w.srv.repl.cur.Load() != nil {
+		c.errorReply("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
+	c.waitReplicas(want, time.Duration(t)*time.Millisecond)
 }

@@ -59,11 +59,7 @@ func cmdRole(c *conn, _ [][]byte) {
 	st, host, port, ok := c.w.srv.replStatus()
 	c.replyLocal(func(w *resp.Writer) {
 		if !ok {
-			w.ArrayHeader(3)
-			w.BulkString("master")
-			_, off := c.w.srv.repl.promotedFrom()
-			w.Int(off)
-			w.ArrayHeader(0)
+			c.w.srv.roleMaster(w)
 			return
 		}
 		w.ArrayHeader(5)
@@ -77,6 +73,31 @@ func cmdRole(c *conn, _ [][]byte) {
 		}
 		w.Int(off)
 	})
+}
+
+// roleMaster is ROLE on a master: its offset and, per online replica,
+// [ip, port, acknowledged offset] (bulk strings, as Redis sends them).
+func (s *Server) roleMaster(w *resp.Writer) {
+	w.ArrayHeader(3)
+	w.BulkString("master")
+	_, off := s.repl.promotedFrom()
+	if b := s.master.backlogNow(); b != nil {
+		off = b.Offset()
+	}
+	w.Int(off)
+	var online []*replica
+	for _, r := range s.replicasNow() {
+		if r.online.Load() {
+			online = append(online, r)
+		}
+	}
+	w.ArrayHeader(len(online))
+	for _, r := range online {
+		w.ArrayHeader(3)
+		w.BulkString(r.ip)
+		w.BulkString(strconv.Itoa(r.port))
+		w.BulkString(strconv.FormatInt(r.ackOff.Load(), 10))
+	}
 }
 
 // replicaRefusal is the error a replica answers an ordinary client's cmd

@@ -59,6 +59,8 @@ type conn struct {
 	// replMaster: the replication link's connection, on which the
 	// master's commands run (repl.go); the replica's refusals skip it.
 	replMaster bool
+	replPort   int  // REPLCONF listening-port, for when it becomes a replica (master_sync.go)
+	detached   bool // its socket went to a replica's goroutines (master_sync.go)
 
 	// waitLSN is the highest WAL record this connection's pending replies
 	// depend on; they leave only once the WAL holds it (see ackedLSN).
@@ -517,5 +519,8 @@ func (c *conn) close() {
 		c.w.toOwner(b, func() { b.owner.cancelBlocked(b) })
 	}
 	c.w.removeConn(c)
+	if c.detached {
+		return // the descriptor was closed when its socket was handed over
+	}
 	c.w.be.Close(c.fd, nil)
 }

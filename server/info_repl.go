@@ -1,13 +1,15 @@
 package server
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // infoReplication writes INFO's replication section with Redis 7.0's
-// fields: a replica's link first, then what a master shows too. moond
-// keeps no backlog and serves no replicas of its own.
+// fields: a replica's link first, then what a master shows too: its
+// replicas (master.go) and its backlog.
 func (s *Server) infoReplication(kv func(string, any)) {
 	st, host, port, replica := s.replStatus()
 	replID, replID2, offset, second := s.runID, strings.Repeat("0", 40), int64(0), int64(-1)
@@ -37,16 +39,39 @@ func (s *Server) infoReplication(kv func(string, any)) {
 			replID2, offset, second = id, off, off+1
 		}
 	}
-	kv("connected_slaves", 0)
+	b := s.master.backlogNow()
+	if b != nil && !replica {
+		offset = b.Offset()
+	}
+	s.infoReplicas(kv)
 	kv("master_failover_state", "no-failover")
 	kv("master_replid", replID)
 	kv("master_replid2", replID2)
 	kv("master_repl_offset", offset)
 	kv("second_repl_offset", second)
-	kv("repl_backlog_active", 0)
-	kv("repl_backlog_size", 1048576)
-	kv("repl_backlog_first_byte_offset", 0)
-	kv("repl_backlog_histlen", 0)
+	var first, hist int64
+	if b != nil {
+		_, first, hist = b.Stats()
+	}
+	kv("repl_backlog_active", boolInt(b != nil))
+	kv("repl_backlog_size", replBacklogSize)
+	kv("repl_backlog_first_byte_offset", first)
+	kv("repl_backlog_histlen", hist)
+}
+
+// infoReplicas writes connected_slaves and a slaveN line per replica.
+func (s *Server) infoReplicas(kv func(string, any)) {
+	rs := s.replicasNow()
+	kv("connected_slaves", len(rs))
+	now := time.Now().Unix()
+	for i, r := range rs {
+		state, lag := "send_bulk", int64(0)
+		if r.online.Load() {
+			state, lag = "online", now-r.ackTime.Load()
+		}
+		kv("slave"+strconv.Itoa(i), fmt.Sprintf("ip=%s,port=%d,state=%s,offset=%d,lag=%d",
+			r.ip, r.port, state, r.ackOff.Load(), lag))
+	}
 }
 
 // secondsSince is the whole seconds since t, -1 for the zero time (as

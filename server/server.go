@@ -61,6 +61,7 @@ type Server struct {
 	maxmemory    atomic.Int64                             // the configured maxmemory, for the shards' reads (evict.go)
 	timing       atomic.Pointer[timingSettings]           // what command timing reads (cmd_timing.go)
 	slowlogID    atomic.Int64                             // the next slow log entry's id (slowlog.go)
+	master       masterState                              // this server's replicas (master.go)
 	latency      latencyMonitor                           // LATENCY's events (latency_monitor.go)
 	pause        serverPause                              // CLIENT PAUSE as decided (pause.go)
 
@@ -261,6 +262,7 @@ func (s *Server) requestShutdown() {
 // (waiting for its writes and fsyncs) and stops the loops, within 10 s.
 func (s *Server) Stop() {
 	s.stopReplication() // before stopping: the commands it read are applied
+	s.stopReplicas()
 	s.stopping.Store(true)
 	s.stopOnce.Do(func() { close(s.stopped) })
 	s.stopMetrics()

@@ -16,6 +16,9 @@ package shard
 // rdb_changes_since_last_save, logged or not.
 func (s *Shard) Append(db int, args [][]byte) uint64 {
 	s.changes++
+	if f := s.feed.Load(); f != nil {
+		s.toFeed(*f, db, args)
+	}
 	if s.wal == nil {
 		return 0
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/moond-db/moond/persistence/txnlog"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/moond-db/moond/keyspace"
@@ -106,6 +107,9 @@ type Shard struct {
 	ks   *keyspace.Keyspace
 
 	changes int64 // writes since the last save (rdb_changes_since_last_save)
+
+	feed  atomic.Pointer[Feed] // replicas' stream (feed.go), nil without replicas
+	fpart feedPart             // a txn part's records kept for the feed
 
 	// The log (log.go, ack.go, refusal.go).
 	wal             *wal.Writer // nil with appendonly no

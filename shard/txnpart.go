@@ -59,6 +59,9 @@ func (s *Shard) ClosePart() { s.txn.open = 0 }
 // client, which must not be told that the txn ran.
 func (s *Shard) EndPart(txid, group uint64, parts []int) (uint64, error) {
 	s.txn.open = 0
+	if len(s.fpart.recs) > 0 {
+		s.flushFeedPart()
+	}
 	if s.wal == nil {
 		return 0, nil
 	}

@@ -1,0 +1,232 @@
+package server
+
+import (
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/moond-db/moond/keyspace"
+	"github.com/moond-db/moond/replication"
+	"github.com/moond-db/moond/shard"
+)
+
+// moond as a replication master (docs/DESIGN.md §3, "Replication"): the
+// server's replicas, the one backlog every shard feeds while there are
+// any, and the PING of repl-ping-replica-period.
+
+// replBacklogSize is Redis's default repl-backlog-size.
+const replBacklogSize = 1 << 20
+
+// replPingPeriod is Redis's default repl-ping-replica-period.
+const replPingPeriod = 10 * time.Second
+
+// masterState is what the server keeps of its replicas.
+type masterState struct {
+	mu       sync.Mutex
+	backlog  *replication.Backlog // made with the first replica, kept after
+	replicas []*replica           // attached: syncing or online
+	feeding  bool                 // the shards' feeds are set
+	pinger   chan struct{}        // closed to stop the PINGs
+	acked    chan struct{}        // closed at the next ACK (master_wait.go)
+
+	// INFO stats: full syncs served, PSYNCs continued and PSYNCs of a
+	// replid and offset that could not be.
+	syncFull, syncPartialOK, syncPartialErr atomic.Int64
+}
+
+// backlogNow returns the backlog, nil before the first replica.
+func (m *masterState) backlogNow() *replication.Backlog {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.backlog
+}
+
+// attachReplica adds r and returns the offset its stream starts at. It runs
+// while a txn holds every shard (master_sync.go), so no record is appended
+// between the snapshot the shards take and this offset; the shards' feeds
+// are set here if they were not.
+func (s *Server) attachReplica(r *replica) int64 {
+	m := &s.master
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.backlog == nil {
+		m.backlog = replication.NewBacklog(replBacklogSize)
+	}
+	r.backlog = m.backlog
+	m.replicas = append(m.replicas, r)
+	if !m.feeding {
+		m.feeding = true
+		for _, w := range s.workers {
+			w.sh.SetFeed(w.replFeed(m.backlog))
+		}
+		m.pinger = make(chan struct{})
+		go pingReplicas(m.pinger, m.backlog)
+	}
+	return m.backlog.Start()
+}
+
+// continueReplica adds r at pos, the offset it already has, when the
+// backlog holds the stream from there (a partial resync): only while the
+// shards feed it, i.e. while another replica is attached, since the feeds
+// stop with the last one.
+func (s *Server) continueReplica(r *replica, pos int64) bool {
+	m := &s.master
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.feeding || !m.backlog.Holds(pos) {
+		return false
+	}
+	r.backlog = m.backlog
+	m.replicas = append(m.replicas, r)
+	return true
+}
+
+// detachReplica removes r; the last one to go unsets the feeds, and the
+// backlog forgets its bytes: the stream has a gap from there on.
+func (s *Server) detachReplica(r *replica) {
+	m := &s.master
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, x := range m.replicas {
+		if x == r {
+			m.replicas = append(m.replicas[:i], m.replicas[i+1:]...)
+			break
+		}
+	}
+	if len(m.replicas) == 0 && m.feeding {
+		m.feeding = false
+		for _, w := range s.workers {
+			w.sh.SetFeed(nil)
+		}
+		close(m.pinger)
+		m.backlog.Reset()
+	}
+}
+
+// replicasNow is a copy of the attached replicas.
+func (s *Server) replicasNow() []*replica {
+	s.master.mu.Lock()
+	defer s.master.mu.Unlock()
+	return append([]*replica(nil), s.master.replicas...)
+}
+
+// stopReplicas disconnects every replica (shutdown).
+func (s *Server) stopReplicas() {
+	for _, r := range s.replicasNow() {
+		r.stop()
+	}
+}
+
+// pingReplicas PINGs the stream every repl-ping-replica-period until
+// stop is closed.
+func pingReplicas(stop <-chan struct{}, b *replication.Backlog) {
+	t := time.NewTicker(replPingPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			b.Ping()
+		case <-stop:
+			return
+		}
+	}
+}
+
+// replFeed is shard w's feed (shard.Feed): its records, in a form
+// redis-server runs. MOOND.APPLY becomes its commands (inside MULTI/EXEC
+// when it has several, all or nothing as on this side); SWAPDB, which
+// every shard logs for one command, is sent by shard 0 alone; a txn's
+// part is one MULTI/EXEC. The stream's order is the order the shards
+// append in: each shard's order, hence each key's.
+func (w *worker) replFeed(b *replication.Backlog) shard.Feed {
+	return &shardFeed{w: w, b: b}
+}
+
+// shardFeed is a shard's shard.Feed.
+type shardFeed struct {
+	w *worker
+	b *replication.Backlog
+	// The commands of the record or part being translated.
+	dbs  []int
+	cmds [][][]byte
+}
+
+// Record implements shard.Feed.
+func (f *shardFeed) Record(db int, args [][]byte) {
+	if !keyspace.IsApply(args) {
+		if f.keep(args) {
+			f.b.Feed(db, args)
+		}
+		return
+	}
+	f.dbs, f.cmds = f.dbs[:0], f.cmds[:0]
+	f.add(db, args)
+	f.b.FeedAtomic(db, f.dbs, f.cmds)
+}
+
+// Part implements shard.Feed.
+func (f *shardFeed) Part(dbs []int, recs [][][]byte) {
+	f.dbs, f.cmds = f.dbs[:0], f.cmds[:0]
+	for i, rec := range recs {
+		f.add(dbs[i], rec)
+	}
+	if len(f.cmds) > 0 {
+		f.b.FeedAtomic(f.dbs[0], f.dbs, f.cmds)
+	}
+}
+
+// add appends the commands of one record to f.cmds.
+func (f *shardFeed) add(db int, args [][]byte) {
+	if !keyspace.IsApply(args) {
+		if f.keep(args) {
+			f.dbs, f.cmds = append(f.dbs, db), append(f.cmds, copyArgs(args))
+		}
+		return
+	}
+	err := f.w.ks.ReplicaCommands(args, func(d int, cmd [][]byte) {
+		f.dbs, f.cmds = append(f.dbs, d), append(f.cmds, copyArgs(cmd))
+	})
+	if err != nil {
+		f.w.srv.log.Error("replication: a record not sent to the replicas", "shard", f.w.id, "err", err)
+	}
+}
+
+// keep reports whether a record goes to the replicas: SWAPDB from shard 0
+// only.
+func (f *shardFeed) keep(args [][]byte) bool {
+	return f.w.id == 0 || len(args) != 3 || !strings.EqualFold(string(args[0]), "swapdb")
+}
+
+// replica is one replica connection: its socket, taken from its shard
+// (master_sync.go), served by two goroutines: one sends the snapshot then
+// the stream, one reads REPLCONF ACKs.
+type replica struct {
+	srv      *Server
+	conn     net.Conn
+	addr     string // ip:port of the connection
+	ip       string
+	port     int  // REPLCONF listening-port
+	oldSync  bool // SYNC, not PSYNC: no +FULLRESYNC line
+	backlog  *replication.Backlog
+	online   atomic.Bool  // the snapshot was sent
+	ackOff   atomic.Int64 // the last REPLCONF ACK's offset
+	ackTime  atomic.Int64 // unix seconds of the last ACK
+	out      outBuf       // what the pump read and the sender did not send yet
+	quit     atomic.Bool
+	stopOnce sync.Once
+}
+
+// stop disconnects r (either goroutine, or shutdown).
+func (r *replica) stop() {
+	r.stopOnce.Do(func() {
+		r.quit.Store(true)
+		_ = r.conn.Close()
+		r.out.close()
+		if r.backlog != nil {
+			r.backlog.Wake()
+		}
+		r.srv.detachReplica(r)
+	})
+}

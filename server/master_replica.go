@@ -1,0 +1,177 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moond-db/moond/rdb"
+	"github.com/moond-db/moond/replication"
+)
+
+// A replica's goroutines (master.go): serve sends +FULLRESYNC, the
+// snapshot as one RDB file in the $<len> form, then the backlog from the
+// snapshot's offset on; readAcks reads what the replica sends (REPLCONF
+// ACK). Either one's error disconnects the replica with a log line.
+
+// streamChunk is the most a write to a replica carries.
+const streamChunk = 256 << 10
+
+// replTimeout is Redis's default repl-timeout: a replica that takes longer
+// to take a write, or that sends no ACK for that long, is disconnected.
+const replTimeout = 60 * time.Second
+
+// serve is the sender goroutine of r, whose stream starts at start: the
+// pump fills r's buffer meanwhile (master_outbuf.go).
+func (r *replica) serve(start int64, parts []snapshotPart) {
+	go r.pump(start)
+	err := r.sendSnapshot(start, parts)
+	if err == nil {
+		r.srv.log.Info("synchronization with replica succeeded", "addr", r.addr, "offset", start)
+		err = r.follow(start)
+	}
+	r.end(err)
+}
+
+// resume is the sender goroutine of r after a partial resync: +CONTINUE,
+// then the stream from pos, the offset r has.
+func (r *replica) resume(pos int64) {
+	go r.pump(pos)
+	err := r.write([]byte("+CONTINUE " + r.srv.runID + "\r\n"))
+	if err == nil {
+		err = r.follow(pos)
+	}
+	r.end(err)
+}
+
+// follow marks r online at pos, starts reading its ACKs and sends it its
+// buffer until it goes.
+func (r *replica) follow(pos int64) error {
+	r.ackOff.Store(pos)
+	r.ackTime.Store(time.Now().Unix())
+	r.online.Store(true)
+	go r.readAcks()
+	return r.drain()
+}
+
+// end disconnects r after its sender's error, with a log line unless it
+// was stopped.
+func (r *replica) end(err error) {
+	if !r.quit.Load() {
+		r.srv.log.Warn("replica disconnected", "addr", r.addr, "err", err)
+	}
+	r.stop()
+}
+
+// sendSnapshot writes +FULLRESYNC (not for SYNC) and the snapshot.
+func (r *replica) sendSnapshot(start int64, parts []snapshotPart) error {
+	var head []byte
+	if !r.oldSync {
+		head = fmt.Appendf(head, "+FULLRESYNC %s %d\r\n", r.srv.runID, start)
+	}
+	file := r.srv.rdbFile(start, parts)
+	head = fmt.Appendf(head, "$%d\r\n", len(file))
+	if err := r.write(head); err != nil {
+		return fmt.Errorf("send FULLRESYNC: %w", err)
+	}
+	if err := r.write(file); err != nil {
+		return fmt.Errorf("send the snapshot: %w", err)
+	}
+	return nil
+}
+
+// rdbFile assembles the shards' parts into one RDB file: per database,
+// SELECTDB and RESIZEDB over every shard's keys, then each shard's keys.
+func (s *Server) rdbFile(start int64, parts []snapshotPart) []byte {
+	f := rdb.AppendFileHeader(nil)
+	f = rdb.AppendAux(f, "redis-ver", RedisVersion)
+	f = rdb.AppendAux(f, "redis-bits", "64")
+	f = rdb.AppendAux(f, "ctime", strconv.FormatInt(time.Now().Unix(), 10))
+	f = rdb.AppendAux(f, "used-mem", "0")
+	f = rdb.AppendAux(f, "repl-stream-db", "0")
+	f = rdb.AppendAux(f, "repl-id", s.runID)
+	f = rdb.AppendAux(f, "repl-offset", strconv.FormatInt(start, 10))
+	f = rdb.AppendAux(f, "aof-base", "0")
+	for db := range parts[0].dbs {
+		keys, expires := 0, 0
+		for _, p := range parts {
+			keys += p.keys[db]
+			expires += p.expires[db]
+		}
+		if keys == 0 {
+			continue
+		}
+		f = rdb.AppendSelectDB(f, db, keys, expires)
+		for _, p := range parts {
+			f = append(f, p.dbs[db]...)
+		}
+	}
+	return rdb.AppendFileEnd(f)
+}
+
+// skipNewlines drops the bare newlines a Redis replica sends while it
+// loads the snapshot (its keepalive) before the next command.
+func skipNewlines(br *bufio.Reader) error {
+	for {
+		b, err := br.Peek(1)
+		if err != nil {
+			return err
+		}
+		if b[0] != '\n' && b[0] != '\r' {
+			return nil
+		}
+		_, _ = br.Discard(1)
+	}
+}
+
+// write sends b within repl-timeout.
+func (r *replica) write(b []byte) error {
+	if err := r.conn.SetWriteDeadline(time.Now().Add(replTimeout)); err != nil {
+		return err
+	}
+	_, err := r.conn.Write(b)
+	return err
+}
+
+// readAcks reads the replica's commands: REPLCONF ACK <offset> records
+// how far it got; bare newlines (a loading replica's keepalive) and
+// anything else are ignored, as a master ignores a
+// replica's replies. A read error or a malformed command disconnects it.
+func (r *replica) readAcks() {
+	br := bufio.NewReader(r.conn)
+	for {
+		// A replica ACKs once a second: silence for repl-timeout is a
+		// replica gone.
+		if err := r.conn.SetReadDeadline(time.Now().Add(replTimeout)); err != nil {
+			r.stop()
+			return
+		}
+		err := skipNewlines(br)
+		var args [][]byte
+		if err == nil {
+			args, err = replication.ReadCommand(br)
+		}
+		if err != nil {
+			if !r.quit.Load() && !errors.Is(err, net.ErrClosed) {
+				r.srv.log.Warn("replica disconnected", "addr", r.addr, "err", err)
+			}
+			r.stop()
+			return
+		}
+		if len(args) >= 3 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "ack") {
+			off, err := strconv.ParseInt(string(args[2]), 10, 64)
+			if err != nil {
+				r.srv.log.Warn("replica sent a bad ACK: disconnected", "addr", r.addr, "ack", string(args[2]))
+				r.stop()
+				return
+			}
+			r.ackOff.Store(off)
+			r.ackTime.Store(time.Now().Unix())
+			r.srv.master.noteAck()
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/moond-db/moond/resp"
+	"github.com/moond-db/moond/runtime"
+)
+
+func init() {
+	register(
+		&serverCmd{name: "replconf", arity: -1, run: cmdReplconf},
+		&serverCmd{name: "psync", arity: -3, run: cmdSync},
+		&serverCmd{name: "sync", arity: 1, run: cmdSync},
+	)
+}
+
+// cmdReplconf is REPLCONF as a master hears it before PSYNC: the
+// replica's listening-port (INFO and ROLE show it), ip-address and capa
+// (noted and ignored: the snapshot always goes in the $<len> form). ACK
+// and GETACK come on a replica's stream, which the replica's goroutine
+// reads (master_replica.go); from any other client ACK gets no reply, as
+// in Redis.
+func cmdReplconf(c *conn, args [][]byte) {
+	if len(args)%2 == 0 {
+		c.errorReply("ERR wrong number of arguments for 'replconf' command")
+		return
+	}
+	for i := 1; i < len(args); i += 2 {
+		opt := strings.ToLower(string(args[i]))
+		switch opt {
+		case "listening-port":
+			p, err := strconv.ParseInt(string(args[i+1]), 10, 64)
+			if err != nil {
+				c.errorReply("ERR value is not an integer or out of range")
+				return
+			}
+			c.replPort = int(p)
+		case "ip-address", "capa", "rdb-only", "rdb-filter-only":
+		case "ack", "getack":
+			return // no reply, as Redis answers a client that is no replica
+		default:
+			c.errorReply("ERR Unrecognized REPLCONF option: " + string(args[i]))
+			return
+		}
+	}
+	c.replyLocal(func(w *resp.Writer) { w.SimpleString("OK") })
+}
+
+// cmdSync is PSYNC replid offset and SYNC: the connection becomes a
+// replica. Its socket leaves the shard's loop (a duplicate goes to the
+// replica's goroutines, master_replica.go), and a txn over every shard
+// takes the snapshot: with every shard held, the stream's start is taken
+// and each shard serializes its keys, so that the snapshot holds every
+// write before that offset and the stream every write after it. A PSYNC
+// with this master's replid at an offset the backlog still holds is a
+// partial resync instead (+CONTINUE, the stream from there).
+func cmdSync(c *conn, args [][]byte) {
+	if t := c.w.srv.repl.cur.Load(); t != nil && !t.link.Up() {
+		c.errorReply("NOMASTERLINK Can't SYNC while not connected with my master")
+		return
+	}
+	r, err := c.takeForReplica(len(args) == 1)
+	if err != nil {
+		c.w.srv.log.Error("replication: cannot serve a replica", "addr", c.addr, "err", err)
+		c.close()
+		return
+	}
+	srv := c.w.srv
+	srv.log.Info("replica asks for synchronization", "addr", r.addr, "cmd", strings.ToUpper(string(args[0])))
+	if len(args) == 3 && string(args[1]) == srv.runID {
+		if off, err := strconv.ParseInt(string(args[2]), 10, 64); err == nil && srv.continueReplica(r, off-1) {
+			srv.master.syncPartialOK.Add(1)
+			srv.log.Info("partial resynchronization request accepted", "addr", r.addr, "offset", off)
+			go r.resume(off - 1)
+			return
+		}
+	}
+	if len(args) == 3 && string(args[1]) != "?" {
+		srv.master.syncPartialErr.Add(1)
+	}
+	srv.master.syncFull.Add(1)
+	c.w.snapshotFor(r)
+}
+
+// takeForReplica hands the connection's socket to a replica: the loop
+// gives up its descriptor (runtime.Detacher) for a duplicate that becomes
+// a net.Conn, and the connection closes on its shard (what it had read
+// past PSYNC is dropped: a replica sends nothing before the snapshot).
+func (c *conn) takeForReplica(oldSync bool) (*replica, error) {
+	d, ok := c.w.be.(runtime.Detacher)
+	if !ok {
+		return nil, errors.New("the I/O backend cannot hand a socket over (io_uring only)")
+	}
+	dup, err := d.Detach(c.fd)
+	if err != nil {
+		return nil, fmt.Errorf("take the replica's socket: %w", err)
+	}
+	c.detached = true
+	f := os.NewFile(uintptr(dup), "replica")
+	nc, err := net.FileConn(f)
+	_ = f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("take the replica's socket: %w", err)
+	}
+	r := &replica{srv: c.w.srv, conn: nc, addr: c.addr, port: c.replPort, oldSync: oldSync}
+	r.out.init()
+	r.ip, _, _ = net.SplitHostPort(c.addr)
+	c.rpos = c.rend
+	c.close()
+	return r, nil
+}
+
+// snapshotFor runs the snapshot's txn over every shard (see cmdSync),
+// then hands the shards' parts to the replica's goroutines.
+func (w *worker) snapshotFor(r *replica) {
+	srv := w.srv
+	n := srv.nshards
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	parts := make([]snapshotPart, n)
+	left := n
+	w.beginTxnAlone(all, func(t *txn) {
+		start := srv.attachReplica(r)
+		for s := range n {
+			t.step(s, 2, func(sw *worker, _ *resp.Writer) uint64 {
+				parts[s] = takeSnapshotPart(sw)
+				return 0
+			}, true, func([]byte) {
+				if left--; left == 0 {
+					go r.serve(start, parts)
+				}
+			})
+		}
+	})
+}
+
+// snapshotPart is one shard's keys, per database, in the RDB file's form.
+type snapshotPart struct {
+	dbs     [][]byte
+	keys    []int
+	expires []int
+}
+
+// takeSnapshotPart serializes shard w's keys (on its thread).
+func takeSnapshotPart(w *worker) snapshotPart {
+	ks := w.ks
+	n := ks.NumDBs()
+	p := snapshotPart{dbs: make([][]byte, n), keys: make([]int, n), expires: make([]int, n)}
+	for db := range n {
+		p.dbs[db], p.keys[db], p.expires[db] = ks.AppendSnapshotDB(nil, db)
+	}
+	return p
+}
