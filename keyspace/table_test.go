@@ -26,7 +26,7 @@ func TestLookupIgnoresCaseAndDoesNotAllocate(t *testing.T) {
 // The table must be consistent: a handler for every command, key positions
 // that fit the arity, flags and categories from the known sets.
 func TestCommandTableIsConsistent(t *testing.T) {
-	flags := []string{"write", "readonly", "denyoom", "fast", "loading", "stale", "movablekeys", "admin", "blocking"}
+	flags := []string{"write", "readonly", "denyoom", "fast", "loading", "stale", "movablekeys", "admin", "blocking", "noscript"}
 	cats := []string{"@keyspace", "@read", "@write", "@string", "@hash", "@list", "@set", "@sortedset", "@bitmap", "@hyperloglog", "@admin", "@fast", "@slow", "@dangerous", "@blocking"}
 	var check func(s *CommandSpec)
 	check = func(s *CommandSpec) {
