@@ -105,9 +105,11 @@ func (m *Manager) finishedStep(err error) bool {
 func (m *Manager) publish(at time.Time) {
 	m.published = m.redo
 	m.stats.Completed++
-	m.stats.LastDurationMs = time.Since(m.began).Milliseconds()
 	m.stats.LastFinalized = at
 	m.enter(Idle)
+	// From the clock reading that ended the last phase, so that the
+	// phases' times (PhaseSeconds) never add up to more.
+	m.stats.LastDurationMs = m.phaseSince.Sub(m.began).Milliseconds()
 	// Handles are opened again by the next checkpoint, so that a file
 	// that vanished meanwhile is found (ENOENT) rather than written
 	// through a stale handle.

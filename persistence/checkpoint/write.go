@@ -29,12 +29,12 @@ func (m *Manager) begin() {
 		}
 	}
 	m.requested = false // a request that waited for this begin is served by it
+	m.began = time.Now() // before the Writing phase's clock: the duration covers every phase
 	m.enter(Writing)
 	m.gen++
 	m.redo = redo
 	m.beginTake()
 	m.cache.BeginCycle()
-	m.began = time.Now()
 	m.lastBegin = m.began
 	m.retryAt = time.Time{}
 	m.retryGap = 0
