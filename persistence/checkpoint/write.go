@@ -28,7 +28,7 @@ func (m *Manager) begin() {
 			}
 		}
 	}
-	m.requested = false // a request that waited for this begin is served by it
+	m.requested = false  // a request that waited for this begin is served by it
 	m.began = time.Now() // before the Writing phase's clock: the duration covers every phase
 	m.enter(Writing)
 	m.gen++
