@@ -127,6 +127,9 @@ func (w *worker) runBatch(b *batch) {
 	}
 	from := b.from
 	post := func() { w.send(from, func() { from.deliverBatch(b) }) }
+	if maxLSN == 0 && w.sh != nil {
+		maxLSN = w.sh.ReadBarrier() // reads see only what the WAL holds
+	}
 	if maxLSN == 0 {
 		post()
 		return

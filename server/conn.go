@@ -66,7 +66,10 @@ type conn struct {
 	// depend on; they leave only once the WAL holds it (see ackedLSN).
 	waitLSN uint64
 	holding bool // registered with the worker to be released at waitLSN
-	paused  bool // not reading: the WAL is too far behind, or full (readsPaused)
+	// barrierMet: the replies in out waited for the shard's read barrier
+	// (shard.ReadBarrier) already; cleared when they are sent.
+	barrierMet bool
+	paused     bool // not reading: the WAL is too far behind, or full (readsPaused)
 
 	// recvBusy: a recv is in flight. Usually that is connReading, but a
 	// connection that waits for a blocked command keeps one posted
@@ -426,12 +429,16 @@ func (c *conn) maybeFlush() {
 	if c.state != connRunning || c.holding || !c.queue.empty() && !c.onlyBlockWaits() {
 		return
 	}
+	if c.waitLSN == 0 && !c.barrierMet && len(c.out.Buf) > 0 && c.w.sh != nil {
+		c.waitLSN = c.w.sh.ReadBarrier() // what the replies read must be logged
+	}
 	if c.waitLSN > 0 {
 		lsn := c.waitLSN
 		c.waitLSN = 0
 		c.holding = true
 		c.w.sh.WhenDurable(lsn, func() {
 			c.holding = false
+			c.barrierMet = true // not again for these replies: writes may keep coming
 			c.maybeFlush()
 		}, func() {
 			// The replies queued include a write that can never be made
@@ -447,6 +454,7 @@ func (c *conn) maybeFlush() {
 		return
 	}
 	c.state = connSending
+	c.barrierMet = false
 	c.sending, c.out.Buf = c.out.Buf, c.sending[:0]
 	c.w.stats.netOutputBytes += int64(len(c.sending))
 	c.w.be.Send(c.fd, c.sending, c.sentDone)

@@ -75,6 +75,11 @@ type txn struct {
 	next     *txn   // and after
 	closed   bool   // closeParts let the shards go
 	deferred []func()
+	// after is, for a txn that writes nothing, the group's last txn before
+	// it that may write; waiters are the steps of such later txns that
+	// wait for this one to close (afterPrev).
+	after   *txn
+	waiters []func()
 }
 
 // txnGroup is what holds the shards: the txns one shard began in one loop
@@ -294,7 +299,7 @@ type stepFunc func(w *worker, out *resp.Writer) uint64
 // s is released at once, or, when the step ends t's part on s (writes),
 // once every part's END is in its WAL (closeParts).
 func (t *txn) step(s int, proto int, fn stepFunc, release bool, done func(reply []byte)) {
-	t.send(s, t.stepOn(t.g.coord.srv.workers[s], proto, fn, release, done))
+	t.send(s, t.stepOn(t.g.coord.srv.workers[s], proto, fn, release, t.afterPrev(done)))
 }
 
 // readStep is a step that only reads (it hands keys over, counts or checks
@@ -302,7 +307,7 @@ func (t *txn) step(s int, proto int, fn stepFunc, release bool, done func(reply 
 // that a shard logs a BEGIN only in a step whose txn ends its part there
 // (a key it expires on the way is logged as any expiry is).
 func (t *txn) readStep(s int, proto int, fn stepFunc, done func(reply []byte)) {
-	t.send(s, t.runStep(t.g.coord.srv.workers[s], proto, fn, false, false, false, done))
+	t.send(s, t.runStep(t.g.coord.srv.workers[s], proto, fn, false, false, false, t.afterPrev(done)))
 }
 
 // send runs run, a step's, on shard s.
@@ -389,6 +394,9 @@ func (t *txn) runStep(target *worker, proto int, fn stepFunc, release, writes, e
 			}
 			target.send(coord, func() { done(reply) })
 		}
+		if lsn == 0 && target.sh != nil {
+			lsn = target.sh.ReadBarrier() // reads see only what the WAL holds
+		}
 		if lsn == 0 {
 			back(out.Buf)
 			return
@@ -446,6 +454,11 @@ func (t *txn) closeParts() {
 	deferred := t.deferred
 	t.deferred = nil
 	for _, f := range deferred {
+		f()
+	}
+	waiters := t.waiters
+	t.waiters = nil
+	for _, f := range waiters {
 		f()
 	}
 	if t.next != nil {

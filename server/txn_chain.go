@@ -15,8 +15,10 @@ package server
 //     txn before it in the chain closed (closeParts), so none is
 //     acknowledged, nor its part checkpointed, while one it may have read
 //     can still be dropped.
-// A txn that writes nothing neither waits nor is waited for: it leaves no
-// record a boot could keep.
+// A txn that writes nothing is not waited for: it leaves no record a boot
+// could keep. But it may read what a txn before it in the group wrote, so
+// its replies wait for that txn to close (afterPrev): nobody sees a write a
+// crash could still drop.
 
 // takeIDs gives g's txns their txids, consecutive, once the group holds
 // every shard (on w, the shard whose grant made it so), and links its txns
@@ -31,6 +33,7 @@ func (g *txnGroup) takeIDs(w *worker) {
 	for i, t := range g.txns {
 		t.id = first + uint64(i)
 		if !t.writes {
+			t.after = prev
 			continue
 		}
 		if prev == nil {
@@ -39,5 +42,23 @@ func (g *txnGroup) takeIDs(w *worker) {
 			t.group, t.prev, prev.next = prev.group, prev, t
 		}
 		prev = t
+	}
+}
+
+// afterPrev wraps done, a step's callback of a txn that writes nothing, so
+// that it runs only once the group's last txn before it that may write
+// closed (t.after): what t read of it is then in every log. Without such a
+// txn it returns done as is.
+func (t *txn) afterPrev(done func(reply []byte)) func(reply []byte) {
+	a := t.after
+	if a == nil {
+		return done
+	}
+	return func(reply []byte) {
+		if a.closed {
+			done(reply)
+			return
+		}
+		a.waiters = append(a.waiters, func() { done(reply) })
 	}
 }

@@ -127,3 +127,30 @@ func (s *Shard) resumeReaders() {
 		fn()
 	}
 }
+
+// ReadBarrier is the LSN a reply that only read must wait for: the last
+// record appended, when the WAL does not hold it yet, else 0. A reader
+// must not see another client's write that a crash could still take:
+// Redis writes its AOF (and, under always, fsyncs it) before it sends any
+// reply of the event-loop iteration, reads included, and this is the same
+// rule for a shard. It is conservative (it waits for every record
+// appended, not only those the read saw), which costs a reader at most
+// the group commit that is under way, and nothing while no write is in
+// flight.
+//
+// While the WAL refuses writes (a failed write being retried, poison), and
+// while records after an appendonly gap wait for their checkpoint, reads
+// do not wait: the records ahead of them may take that long or never be
+// durable, and reads go on as Redis's go on when its AOF cannot be
+// written. Loop thread only.
+func (s *Shard) ReadBarrier() uint64 {
+	w := s.logWriter()
+	if w == nil || s.refusing || s.gapLSN != 0 {
+		return 0
+	}
+	last := w.Appender().NextLSN() - 1
+	if last <= s.ackedLSN(w) {
+		return 0
+	}
+	return last
+}
