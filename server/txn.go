@@ -42,6 +42,10 @@ type txn struct {
 	g      *txnGroup
 	shards []int // ascending
 	onHeld func(t *txn)
+	// onRefused, when set, answers the txn's client with msg instead of
+	// running onHeld: a shard refused the writes of a txn whose steps are
+	// decided once it is held (txn_refuse.go).
+	onRefused func(msg string)
 	alone  bool         // steps in rounds: never grouped with others
 	left   atomic.Int32 // shards not released yet (Server.txnsLive)
 
@@ -178,7 +182,7 @@ func (g *txnGroup) acquire() {
 	if g.next == len(g.shards) {
 		g.takeIDs(g.coord) // unless the last shard to grant took them (lockPoint)
 		for _, t := range g.txns {
-			if msg := t.refusedBy(); msg != "" && t.refuse(msg) {
+			if msg := t.refusedBy(); msg != "" && (t.refuse(msg) || t.refuseWhole(msg)) {
 				continue
 			}
 			t.onHeld(t)

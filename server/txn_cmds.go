@@ -105,6 +105,7 @@ func (c *conn) msetnxAcross(args [][]byte, pos []int) {
 		}
 	})
 	t.writes = true
+	t.onRefused = func(msg string) { finish(func(w *resp.Writer) { w.Error(msg) }) }
 }
 
 // msetnxSet is MSETNX's second round: every shard sets its keys, and the

@@ -44,15 +44,21 @@ func (c *conn) runGathered(spec *keyspace.CommandSpec, args [][]byte, pos []int)
 	reply := c.newPending(1, nil)
 	c.blockWait = reply
 	proto, db := c.out.Proto, c.client.DB
+	answer := func(b []byte) {
+		reply.fill(0, b)
+		c.txnReplied(reply)
+	}
 	t := c.w.beginTxnAlone(shards, func(t *txn) {
 		gatherExport(t, keys, proto, func() {
-			c.gatheredRun(t, spec, args, db, keys, proto, true, func(b []byte) {
-				reply.fill(0, b)
-				c.txnReplied(reply)
-			})
+			c.gatheredRun(t, spec, args, db, keys, proto, true, answer)
 		})
 	})
 	t.writes = spec.Writes()
+	t.onRefused = func(msg string) {
+		e := resp.Writer{Proto: proto}
+		e.Error(msg)
+		answer(e.Buf)
+	}
 }
 
 // gatherExport has every shard of t hand over its keys of keys (their

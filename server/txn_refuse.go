@@ -13,7 +13,10 @@ import "github.com/moond-db/moond/resp"
 // coordinator knows. The steps of a refused txn are not sent: each
 // answers the refusing shard's MISCONF text, and its shards are let go.
 // This covers the txns whose steps are all known before the hold (MSET,
-// DEL, an EXEC without gathered commands or watches: txn_early.go); the
+// DEL, an EXEC without gathered commands or watches: txn_early.go), and
+// those whose steps are decided once held that say how to answer a
+// refusal (onRefused: MSETNX, gathered writes such as RENAME or SUNIONSTORE
+// across shards), which then run no step at all; the
 // early steps that go with the last hold request are kept back for a txn
 // an earlier shard refused, and run, and fail, on the last shard when that
 // one refuses. A step on a shard that refuses writes logs nothing of its
@@ -64,5 +67,19 @@ func (t *txn) refuse(msg string) bool {
 		st.done(e.Buf)
 		t.release(st.shard)
 	}
+	return true
+}
+
+// refuseWhole lets every shard of t go without a step and answers t's
+// client with msg through onRefused; it reports false, doing nothing, for
+// a txn without onRefused (its onHeld runs, and each step refuses itself).
+func (t *txn) refuseWhole(msg string) bool {
+	if t.onRefused == nil {
+		return false
+	}
+	for _, s := range t.shards {
+		t.release(s)
+	}
+	t.onRefused(msg)
 	return true
 }

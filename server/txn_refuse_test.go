@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,6 +49,20 @@ func TestCrossShardWriteRefusedWholeWhileAShardRefuses(t *testing.T) {
 				return nil
 			})
 			misconf("EXEC", cmds[0].Err())
+			// Txns whose steps are decided once they hold their shards.
+			fresh := func(sh int) string {
+				for i := 0; ; i++ {
+					if k := fmt.Sprintf("fresh%d", i); s.shardOf([]byte(k)) == sh {
+						return k
+					}
+				}
+			}
+			k0n, k1n := fresh(0), fresh(1)
+			misconf("MSETNX", c.MSetNX(ctx, k0n, "new", k1n, "new").Err())
+			if n := c.Exists(ctx, k0n).Val(); n != 0 {
+				t.Fatalf("a refused MSETNX set shard 0's key")
+			}
+			misconf("RENAME", c.Rename(ctx, k0, k1n).Err())
 
 			full()
 			waitFor(t, "writes accepted on shard 1", func() bool { return c.Set(ctx, k1, "x", 0).Err() == nil })
