@@ -63,6 +63,15 @@ func TestCrossShardWriteRefusedWholeWhileAShardRefuses(t *testing.T) {
 				t.Fatalf("a refused MSETNX set shard 0's key")
 			}
 			misconf("RENAME", c.Rename(ctx, k0, k1n).Err())
+			err := c.Watch(ctx, func(tx *redis.Tx) error {
+				_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+					p.Set(ctx, k0, "new", 0)
+					p.Set(ctx, k1, "new", 0)
+					return nil
+				})
+				return err
+			}, k0)
+			misconf("EXEC with WATCH", err)
 
 			full()
 			waitFor(t, "writes accepted on shard 1", func() bool { return c.Set(ctx, k1, "x", 0).Err() == nil })
