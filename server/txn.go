@@ -46,8 +46,8 @@ type txn struct {
 	// running onHeld: a shard refused the writes of a txn whose steps are
 	// decided once it is held (txn_refuse.go).
 	onRefused func(msg string)
-	alone  bool         // steps in rounds: never grouped with others
-	left   atomic.Int32 // shards not released yet (Server.txnsLive)
+	alone     bool         // steps in rounds: never grouped with others
+	left      atomic.Int32 // shards not released yet (Server.txnsLive)
 
 	// id is taken when the group holds every shard (the lock point), from
 	// one counter for the whole server: on every shard, the parts of txns
