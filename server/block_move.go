@@ -73,6 +73,7 @@ func (c *conn) blockMoveAcross(spec *keyspace.CommandSpec, args [][]byte, reply 
 		})
 	})
 	t.writes = true
+	t.onRefused = func(msg string) { done(errorReply(proto, msg)) }
 }
 
 // isNullReply reports whether r is a null (or null array) reply: a

@@ -143,6 +143,7 @@ func cmdMigrate(c *conn, args [][]byte) {
 		}
 	})
 	t.writes = !r.copy
+	t.onRefused = func(msg string) { finish(errorReply(r.proto, msg)) }
 }
 
 // migrateSend sends the keys found to the target off the shard's thread,

@@ -185,9 +185,7 @@ func (c *conn) execPlanned(p *execPlan, watches []*connWatch, db0 int, reply *pe
 	t.writes, t.writers = writers != nil, writers
 	t.onRefused = func(msg string) { // as Redis 7.0 refuses an EXEC that would write
 		c.client.DB = db0
-		w := resp.Writer{Proto: proto}
-		w.Error(msg)
-		finish(w.Buf)
+		finish(errorReply(proto, msg))
 	}
 }
 

@@ -54,11 +54,7 @@ func (c *conn) runGathered(spec *keyspace.CommandSpec, args [][]byte, pos []int)
 		})
 	})
 	t.writes = spec.Writes()
-	t.onRefused = func(msg string) {
-		e := resp.Writer{Proto: proto}
-		e.Error(msg)
-		answer(e.Buf)
-	}
+	t.onRefused = func(msg string) { answer(errorReply(proto, msg)) }
 }
 
 // gatherExport has every shard of t hand over its keys of keys (their

@@ -15,8 +15,9 @@ import "github.com/moond-db/moond/resp"
 // This covers the txns whose steps are all known before the hold (MSET,
 // DEL, an EXEC without gathered commands or watches: txn_early.go), and
 // those whose steps are decided once held that say how to answer a
-// refusal (onRefused: MSETNX, gathered writes such as RENAME or SUNIONSTORE
-// across shards), which then run no step at all; the
+// refusal (onRefused: MSETNX, EXEC with watches or gathered commands,
+// gathered writes such as RENAME or SUNIONSTORE across shards, BLMOVE,
+// MIGRATE), which then run no step at all; the
 // early steps that go with the last hold request are kept back for a txn
 // an earlier shard refused, and run, and fail, on the last shard when that
 // one refuses. A step on a shard that refuses writes logs nothing of its
@@ -82,4 +83,12 @@ func (t *txn) refuseWhole(msg string) bool {
 	}
 	t.onRefused(msg)
 	return true
+}
+
+// errorReply is msg as an error reply in protocol proto, for a txn's
+// client that is answered with an error as a whole (onRefused).
+func errorReply(proto int, msg string) []byte {
+	e := resp.Writer{Proto: proto}
+	e.Error(msg)
+	return e.Buf
 }

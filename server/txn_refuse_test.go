@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/moond-db/moond/persistence/vfs"
 	"github.com/moond-db/moond/shard"
@@ -24,6 +25,13 @@ func TestCrossShardWriteRefusedWholeWhileAShardRefuses(t *testing.T) {
 			c := client(t, s)
 			k0, k1 := keyOnShard(t, 0, 2), keyOnShard(t, 1, 2)
 			if err := c.MSet(ctx, k0, "old", k1, "old").Err(); err != nil {
+				t.Fatal(err)
+			}
+			l0 := k0 + "list"
+			for s.shardOf([]byte(l0)) != 0 {
+				l0 += "x"
+			}
+			if err := c.RPush(ctx, l0, "e").Err(); err != nil {
 				t.Fatal(err)
 			}
 			full := f.add(vfs.ENOSPCOnWrite(filepath.Join(s.cfg.Dir, shard.DirName(1), "wal", walFiles)))
@@ -72,6 +80,11 @@ func TestCrossShardWriteRefusedWholeWhileAShardRefuses(t *testing.T) {
 				return err
 			}, k0)
 			misconf("EXEC with WATCH", err)
+			misconf("BLMOVE", c.BLMove(ctx, l0, k1n, "LEFT", "RIGHT", time.Second).Err())
+			if n := c.LLen(ctx, l0).Val(); n != 1 {
+				t.Fatalf("a refused BLMOVE left %d elements in its source, want 1", n)
+			}
+			misconf("MIGRATE", c.Do(ctx, "MIGRATE", "127.0.0.1", "1", "", "0", "1000", "KEYS", k0, k1).Err())
 
 			full()
 			waitFor(t, "writes accepted on shard 1", func() bool { return c.Set(ctx, k1, "x", 0).Err() == nil })
