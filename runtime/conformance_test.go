@@ -1133,3 +1133,72 @@ func TestRecvMultiReportsErrorsAndStopAsTheDoneCallback(t *testing.T) {
 		rec.check(t)
 	})
 }
+
+// TestDetachHandsTheSocketOverWithoutShuttingItDown: a detached socket's
+// duplicate carries on the connection both ways, and the receive pending
+// on it when it left the loop ends with ECANCELED, as after Close, having
+// taken none of the bytes.
+func TestDetachHandsTheSocketOverWithoutShuttingItDown(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, kind Kind) {
+		l := startLoop(t, kind)
+		if _, ok := l.Backend().(Detacher); !ok {
+			t.Skipf("%s cannot detach sockets here", kind)
+		}
+		accepted := make(chan FD, 1)
+		var addr net.Addr
+		onLoop(t, l, func() {
+			ln, a, err := l.Backend().Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			addr = a
+			l.Backend().Accept(ln, func(c FD, err error) { accepted <- c })
+		})
+		c, err := net.Dial("tcp", addr.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(testDeadline))
+		conn := await(t, accepted, "accept")
+		type res struct {
+			n   int
+			err error
+		}
+		recv := make(chan res, 1)
+		var dup int
+		onLoop(t, l, func() {
+			b := l.Backend()
+			b.Recv(conn, make([]byte, 16), func(n int, err error) { recv <- res{n, err} })
+			dup, err = b.(Detacher).Detach(conn)
+		})
+		if err != nil {
+			t.Fatalf("Detach: %v", err)
+		}
+		f := os.NewFile(uintptr(dup), "detached")
+		nc, err := net.FileConn(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		_ = nc.SetDeadline(time.Now().Add(testDeadline))
+		if _, err := nc.Write([]byte("pong")); err != nil {
+			t.Fatalf("write on the duplicate: %v", err)
+		}
+		buf := make([]byte, 4)
+		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "pong" {
+			t.Fatalf("the client read %q, %v; want pong", buf, err)
+		}
+		if _, err := c.Write([]byte("more")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(nc, buf); err != nil || string(buf) != "more" {
+			t.Fatalf("the duplicate read %q, %v; want more", buf, err)
+		}
+		if r := await(t, recv, "the pending recv"); r.n != 0 || !errors.Is(r.err, syscall.ECANCELED) {
+			t.Fatalf("the receive pending at Detach: %d bytes, %v; want ECANCELED", r.n, r.err)
+		}
+	})
+}

@@ -6,6 +6,6 @@ package runtime
 type Detacher interface {
 	// Detach returns a duplicate of fd's descriptor, which the caller
 	// owns, and closes fd as Close does but without shutting the socket
-	// down: operations pending on fd end without their callbacks.
+	// down: operations pending on fd end with ECANCELED, as after Close.
 	Detach(fd FD) (int, error)
 }

@@ -95,7 +95,7 @@ func cmdSync(c *conn, args [][]byte) {
 func (c *conn) takeForReplica(oldSync bool) (*replica, error) {
 	d, ok := c.w.be.(runtime.Detacher)
 	if !ok {
-		return nil, errors.New("the I/O backend cannot hand a socket over (io_uring only)")
+		return nil, errors.New("the I/O backend cannot hand a socket over on this system")
 	}
 	dup, err := d.Detach(c.fd)
 	if err != nil {
