@@ -65,12 +65,15 @@ func newSecret() string {
 	return hex.EncodeToString(b)
 }
 
-// cacheReplConfig copies the replica settings the command path reads.
+// cacheReplConfig copies the replication settings the command path and
+// the replicas' goroutines read: the replica's here, the master's in
+// cacheMasterConfig.
 func (s *Server) cacheReplConfig() {
 	s.cfgMu.RLock()
-	defer s.cfgMu.RUnlock()
 	s.repl.readOnly.Store(s.cfg.ReplicaReadOnly)
 	s.repl.serveStale.Store(s.cfg.ReplicaServeStaleData)
+	s.cfgMu.RUnlock()
+	s.cacheMasterConfig()
 }
 
 // startConfiguredReplication starts following the master the
@@ -118,7 +121,7 @@ func (s *Server) replicaOf(host string, port int) string {
 	if old != nil {
 		old.link.Stop()
 	}
-	s.setReplicaOfConfig(host + " " + strconv.Itoa(port))
+	s.setReplicaOfConfig(replicaOfSetting(host, port))
 	s.cfgMu.RLock()
 	cfg := replication.Config{Host: host, Port: port, Credentials: s.masterCredentials,
 		ListeningPort: s.port, Timeout: s.cfg.ReplTimeout, Log: s.log, Local: s.masterClientConn}
