@@ -35,12 +35,27 @@ type masterSettings struct {
 func (s *Server) cacheMasterConfig() {
 	m := &s.master.cfg
 	s.cfgMu.RLock()
-	m.timeout.Store(int64(s.cfg.ReplTimeout))
+	timeoutChanged := m.timeout.Swap(int64(s.cfg.ReplTimeout)) != int64(s.cfg.ReplTimeout)
 	m.pingPeriod.Store(int64(s.cfg.ReplPingPeriod))
 	m.toWrite.Store(int64(s.cfg.MinReplicasToWrite))
 	m.maxLag.Store(int64(s.cfg.MinReplicasMaxLag))
 	s.cfgMu.RUnlock()
+	if timeoutChanged {
+		s.rearmAckDeadlines()
+	}
 	s.refreshGoodReplicas()
+}
+
+// rearmAckDeadlines applies a new repl-timeout to the reads of the online
+// replicas' ACKs now, from their last ACK: a read already waiting would
+// otherwise keep the deadline of the old setting (60 s by default).
+func (s *Server) rearmAckDeadlines() {
+	d := s.replTimeout()
+	for _, r := range s.replicasNow() {
+		if r.online.Load() {
+			_ = r.conn.SetReadDeadline(time.Unix(r.ackTime.Load(), 0).Add(d))
+		}
+	}
 }
 
 // replTimeout is repl-timeout: a replica that takes longer to take a
