@@ -128,8 +128,8 @@ func writeConfirmed(t *testing.T, m *redis.Client) map[string]string {
 
 // TestSentinelFailoverMoond: three redis-sentinel processes (quorum 2)
 // monitor a moond master and two moond replicas; after the master's kill
-// -9 they promote a replica, which holds every write WAIT confirmed, and
-// repoint the other; a go-redis FailoverClient writes to the new master;
+// -9 they promote the replica whose replica-priority is not 0, which holds
+// every write WAIT confirmed, and repoint the other; a go-redis FailoverClient writes to the new master;
 // the old master, restarted, is made a replica of the new one.
 func TestSentinelFailoverMoond(t *testing.T) {
 	mconf := withConfigFile(t)
@@ -142,6 +142,10 @@ func TestSentinelFailoverMoond(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitLinkUp(t, c)
+	}
+	// replica-priority 0: Sentinel never promotes the second replica.
+	if err := rs[1].client(2).ConfigSet(ctx(t), "replica-priority", "0").Err(); err != nil {
+		t.Fatal(err)
 	}
 	m := ms.client(2)
 	pollUntil(t, 30*time.Second, "both replicas online on the master", func() bool {
@@ -167,11 +171,8 @@ func TestSentinelFailoverMoond(t *testing.T) {
 		return true
 	})
 	promoted, other := rs[0], rs[1]
-	if other.addr() == newAddr {
-		promoted, other = other, promoted
-	}
 	if promoted.addr() != newAddr {
-		t.Fatalf("the Sentinels' master %s is none of the replicas", newAddr)
+		t.Fatalf("the Sentinels' master is %s, not %s (the other replica has replica-priority 0)", newAddr, promoted.addr())
 	}
 	pc, oc := promoted.client(2), other.client(2)
 	if r := role(t, pc); r[0] != "master" || infoField(t, pc, "role") != "master" {
