@@ -123,8 +123,13 @@ func (s *Server) replicaOf(host string, port int) string {
 	}
 	s.setReplicaOfConfig(replicaOfSetting(host, port))
 	s.cfgMu.RLock()
+	announcePort := s.port
+	if s.cfg.ReplicaAnnouncePort != 0 {
+		announcePort = s.cfg.ReplicaAnnouncePort
+	}
 	cfg := replication.Config{Host: host, Port: port, Credentials: s.masterCredentials,
-		ListeningPort: s.port, Timeout: s.cfg.ReplTimeout, Log: s.log, Local: s.masterClientConn}
+		ListeningPort: announcePort, AnnounceIP: s.cfg.ReplicaAnnounceIP, Timeout: s.cfg.ReplTimeout,
+		Log: s.log, Local: s.masterClientConn}
 	s.cfgMu.RUnlock()
 	s.log.Info("REPLICAOF: connecting to the master", "host", host, "port", port)
 	r.cur.Store(&replTarget{link: replication.Start(cfg), host: host, port: port})

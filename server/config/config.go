@@ -98,6 +98,11 @@ type Config struct {
 	// (slave_priority, replica_announced).
 	ReplicaPriority  int
 	ReplicaAnnounced bool
+	// ReplicaAnnounceIP and ReplicaAnnouncePort are what a replica tells
+	// its master to show for it (REPLCONF ip-address, listening-port),
+	// behind NAT or a container's port mapping; ""/0 for its own.
+	ReplicaAnnounceIP   string
+	ReplicaAnnouncePort int
 
 	// Replication (moond as a master): the PING period of the stream and
 	// min-replicas-to-write / min-replicas-max-lag (seconds; writes are
