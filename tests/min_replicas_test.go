@@ -181,3 +181,36 @@ func TestMinReplicasAsRedis(t *testing.T) {
 		t.Errorf("moond never refused a write:\n%s", strings.Join(got, "\n"))
 	}
 }
+
+// TestMinReplicasIgnoredByReplica: a moond replica with
+// min-replicas-to-write set (and no replicas of its own) still applies its
+// master's writes, and answers READONLY, not NOREPLICAS, to a client's
+// (replication-2.tcl, "min-slaves-to-write is ignored by slaves").
+func TestMinReplicasIgnoredByReplica(t *testing.T) {
+	ms, rs := startServer(t, "uring", 2), startServer(t, "uring", 2)
+	m, r := ms.client(2), rs.client(2)
+	host, port := hostPort(t, ms.addr())
+	if err := r.Do(ctx(t), "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitLinkUp(t, r)
+	for _, c := range []*redis.Client{m, r} {
+		for _, kv := range [][2]string{{"min-slaves-to-write", "1"}, {"min-slaves-max-lag", "10"}} {
+			if err := c.ConfigSet(ctx(t), kv[0], kv[1]).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pollUntil(t, 10*time.Second, "the master counts its replica as good", func() bool {
+		return goodReplicasField(t, m) == "1"
+	})
+	if err := m.Set(ctx(t), "foo", "aaabbb", 0).Err(); err != nil {
+		t.Fatalf("SET on the master with its one good replica: %v", err)
+	}
+	pollUntil(t, 10*time.Second, "the write reached the replica", func() bool {
+		return r.Get(ctx(t), "foo").Val() == "aaabbb"
+	})
+	if err := r.Set(ctx(t), "foo", "x", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
+		t.Fatalf("SET on the replica: %v, want READONLY", err)
+	}
+}
