@@ -27,12 +27,12 @@ deps: apt-deps $(STATICCHECK)
 	$(GO) mod download
 
 # Debian packages the end-to-end tests and benchmarks drive (redis-cli,
-# redis-benchmark; redis-server to compare against).
+# redis-benchmark; redis-server to compare against; redis-sentinel to fail over).
 apt-deps:
-	@if ! command -v redis-cli >/dev/null || ! command -v redis-benchmark >/dev/null || ! command -v redis-server >/dev/null; then \
-		echo "installing redis-tools and redis-server"; \
+	@if ! command -v redis-cli >/dev/null || ! command -v redis-benchmark >/dev/null || ! command -v redis-server >/dev/null || ! command -v redis-sentinel >/dev/null; then \
+		echo "installing redis-tools, redis-server and redis-sentinel"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q redis-tools redis-server; \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q redis-tools redis-server redis-sentinel; \
 	fi
 
 $(STATICCHECK):

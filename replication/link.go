@@ -24,6 +24,9 @@ type Config struct {
 	// ListeningPort is this server's port, told to the master (REPLCONF
 	// listening-port), which shows it in its INFO.
 	ListeningPort int
+	// AnnounceIP, when not "", is told to the master (REPLCONF
+	// ip-address) to show instead of the connection's address.
+	AnnounceIP string
 	// Timeout is repl-timeout: the longest the master may stay silent.
 	Timeout time.Duration
 	Log     *slog.Logger

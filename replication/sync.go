@@ -47,7 +47,8 @@ func skipNewlines(br *bufio.Reader) error {
 }
 
 // handshake runs Redis 7.0's replica handshake: PING, AUTH, REPLCONF
-// listening-port, REPLCONF capa.
+// listening-port, REPLCONF ip-address (with replica-announce-ip), REPLCONF
+// capa.
 func (l *Link) handshake(conn net.Conn, br *bufio.Reader) error {
 	r, err := l.request(conn, br, "PING")
 	if err != nil {
@@ -78,6 +79,14 @@ func (l *Link) handshake(conn net.Conn, br *bufio.Reader) error {
 	}
 	if strings.HasPrefix(r, "-") {
 		l.cfg.Log.Info("replica: the master does not take REPLCONF listening-port", "reply", r)
+	}
+	if l.cfg.AnnounceIP != "" {
+		if r, err = l.request(conn, br, "REPLCONF", "ip-address", l.cfg.AnnounceIP); err != nil {
+			return err
+		}
+		if strings.HasPrefix(r, "-") {
+			l.cfg.Log.Info("replica: the master does not take REPLCONF ip-address", "reply", r)
+		}
 	}
 	if r, err = l.request(conn, br, "REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
 		return err

@@ -176,10 +176,15 @@ func cmdOrNull(s string) string {
 }
 
 // clientType is Redis 7.0's getClientType for the kinds moond has:
+// "master" for the replication link's connection (so that Sentinel's
+// CLIENT KILL TYPE normal after REPLICAOF leaves the new link alone),
 // "pubsub" for a connection with a subscription, whatever its protocol
 // (redis-server 7.0.15 kills a RESP3 subscriber with CLIENT KILL TYPE
-// pubsub), else "normal".
+// pubsub), else "normal". Replicas leave the shards (master_sync.go).
 func (c *conn) clientType() string {
+	if c.replMaster {
+		return "master"
+	}
 	if c.subscribed() {
 		return "pubsub"
 	}
@@ -197,9 +202,9 @@ func clientList(c *conn, args [][]byte) {
 		switch {
 		case opt == "type" && i+1 < len(args):
 			switch strings.ToLower(string(args[i+1])) {
-			case "normal", "pubsub":
+			case "normal", "pubsub", "master":
 				kind = strings.ToLower(string(args[i+1]))
-			case "master", "replica", "slave":
+			case "replica", "slave":
 				onlyNone = true
 			default:
 				c.errorReply("ERR Unknown client type '" + string(args[i+1]) + "'")
@@ -252,7 +257,7 @@ func clientKill(c *conn, args [][]byte) {
 	type filter struct {
 		id          int64
 		addr, laddr string
-		kind        string // TYPE: "normal" or "pubsub"; "" for any
+		kind        string // TYPE: "normal", "pubsub" or "master"; "" for any
 		skipMe      bool
 	}
 	f := filter{skipMe: true}
@@ -295,9 +300,9 @@ func clientKill(c *conn, args [][]byte) {
 				}
 			case "type":
 				switch kind := strings.ToLower(val); kind {
-				case "normal", "pubsub":
+				case "normal", "pubsub", "master":
 					f.kind = kind
-				case "master", "replica", "slave":
+				case "replica", "slave":
 					f.id = -1 // no such clients here
 				default:
 					c.errorReply("ERR Unknown client type '" + val + "'")

@@ -40,6 +40,10 @@ func cmdReplicaOf(c *conn, args [][]byte) {
 		port = int(p)
 	}
 	w, proto, srv := c.w, c.out.Proto, c.w.srv
+	// The configuration names the new master at once: a CONFIG REWRITE
+	// queued after REPLICAOF in a MULTI (Sentinel's failover) runs before
+	// the change completes, and must write it, as in Redis.
+	srv.setReplicaOfConfig(replicaOfSetting(host, port))
 	reply := c.newPending(1, nil)
 	c.blockWait = reply // the connection's next command runs after the change, as in Redis
 	go func() {
@@ -160,4 +164,13 @@ func (c *conn) refuseOnReplica(cmd *command) bool {
 	}
 	c.errorReply(msg)
 	return true
+}
+
+// replicaOfSetting is the replicaof directive's value for host and port:
+// "" for none (REPLICAOF NO ONE).
+func replicaOfSetting(host string, port int) string {
+	if host == "" {
+		return ""
+	}
+	return host + " " + strconv.Itoa(port)
 }

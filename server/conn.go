@@ -59,8 +59,9 @@ type conn struct {
 	// replMaster: the replication link's connection, on which the
 	// master's commands run (repl.go); the replica's refusals skip it.
 	replMaster bool
-	replPort   int  // REPLCONF listening-port, for when it becomes a replica (master_sync.go)
-	detached   bool // its socket went to a replica's goroutines (master_sync.go)
+	replPort   int    // REPLCONF listening-port, for when it becomes a replica (master_sync.go)
+	replIP     string // REPLCONF ip-address (a replica's replica-announce-ip), "" for none
+	detached   bool   // its socket went to a replica's goroutines (master_sync.go)
 
 	// waitLSN is the highest WAL record this connection's pending replies
 	// depend on; they leave only once the WAL holds it (see ackedLSN).

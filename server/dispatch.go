@@ -53,6 +53,10 @@ func (c *conn) dispatchCommand(args [][]byte) {
 		c.w.stats.commands++
 		return // a replica's READONLY or MASTERDOWN (cmd_repl.go), before a pause as in Redis
 	}
+	if c.w.srv.refusesWrites() && cmd != nil && c.refuseNoReplicas(cmd, args) {
+		c.w.stats.commands++
+		return // min-replicas-to-write (master_settings.go)
+	}
 	if c.w.pause.kind != pauseOff && c.holdForPause(cmd, args) {
 		return
 	}

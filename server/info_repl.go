@@ -26,9 +26,10 @@ func (s *Server) infoReplication(kv func(string, any)) {
 		if !up {
 			kv("master_link_down_since_seconds", secondsSince(st.DownSince))
 		}
-		kv("slave_priority", 100)
+		priority, announced := s.announcement()
+		kv("slave_priority", priority)
 		kv("slave_read_only", boolInt(s.repl.readOnly.Load()))
-		kv("replica_announced", 1)
+		kv("replica_announced", boolInt(announced))
 		if st.ReplID != "" {
 			replID = st.ReplID
 		}
@@ -63,6 +64,9 @@ func (s *Server) infoReplication(kv func(string, any)) {
 func (s *Server) infoReplicas(kv func(string, any)) {
 	rs := s.replicasNow()
 	kv("connected_slaves", len(rs))
+	if m := &s.master.cfg; m.minReplicasOn() {
+		kv("min_slaves_good_slaves", m.good.Load())
+	}
 	now := time.Now().Unix()
 	for i, r := range rs {
 		state, lag := "send_bulk", int64(0)
@@ -90,4 +94,13 @@ func (r *replState) promotedFrom() (string, int64) {
 		return p.id, p.off
 	}
 	return "", 0
+}
+
+// announcement is what a replica tells Sentinel of itself:
+// replica-priority (0: never promoted) and replica-announced (no: left
+// out of Sentinel's replies).
+func (s *Server) announcement() (int, bool) {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg.ReplicaPriority, s.cfg.ReplicaAnnounced
 }

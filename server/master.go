@@ -19,9 +19,6 @@ import (
 // replBacklogSize is Redis's default repl-backlog-size.
 const replBacklogSize = 1 << 20
 
-// replPingPeriod is Redis's default repl-ping-replica-period.
-const replPingPeriod = 10 * time.Second
-
 // masterState is what the server keeps of its replicas.
 type masterState struct {
 	mu       sync.Mutex
@@ -30,6 +27,7 @@ type masterState struct {
 	feeding  bool                 // the shards' feeds are set
 	pinger   chan struct{}        // closed to stop the PINGs
 	acked    chan struct{}        // closed at the next ACK (master_wait.go)
+	cfg      masterSettings       // master_settings.go
 
 	// INFO stats: full syncs served, PSYNCs continued and PSYNCs of a
 	// replid and offset that could not be.
@@ -62,7 +60,7 @@ func (s *Server) attachReplica(r *replica) int64 {
 			w.sh.SetFeed(w.replFeed(m.backlog))
 		}
 		m.pinger = make(chan struct{})
-		go pingReplicas(m.pinger, m.backlog)
+		go s.replicationCron(m.pinger, m.backlog)
 	}
 	return m.backlog.Start()
 }
@@ -119,15 +117,22 @@ func (s *Server) stopReplicas() {
 	}
 }
 
-// pingReplicas PINGs the stream every repl-ping-replica-period until
-// stop is closed.
-func pingReplicas(stop <-chan struct{}, b *replication.Backlog) {
-	t := time.NewTicker(replPingPeriod)
+// replicationCron runs once a second while replicas are attached, until
+// stop is closed: it PINGs the stream every repl-ping-replica-period (read
+// at each tick, so that CONFIG SET applies) and counts the good replicas
+// (min-replicas-max-lag), as Redis's replicationCron.
+func (s *Server) replicationCron(stop <-chan struct{}, b *replication.Backlog) {
+	lastPing := time.Now()
+	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
 		select {
-		case <-t.C:
-			b.Ping()
+		case now := <-t.C:
+			if now.Sub(lastPing) >= s.replPingPeriod() {
+				b.Ping()
+				lastPing = now
+			}
+			s.refreshGoodReplicas()
 		case <-stop:
 			return
 		}
@@ -228,5 +233,6 @@ func (r *replica) stop() {
 			r.backlog.Wake()
 		}
 		r.srv.detachReplica(r)
+		r.srv.refreshGoodReplicas()
 	})
 }

@@ -21,10 +21,6 @@ import (
 // streamChunk is the most a write to a replica carries.
 const streamChunk = 256 << 10
 
-// replTimeout is Redis's default repl-timeout: a replica that takes longer
-// to take a write, or that sends no ACK for that long, is disconnected.
-const replTimeout = 60 * time.Second
-
 // serve is the sender goroutine of r, whose stream starts at start: the
 // pump fills r's buffer meanwhile (master_outbuf.go).
 func (r *replica) serve(start int64, parts []snapshotPart) {
@@ -54,6 +50,7 @@ func (r *replica) follow(pos int64) error {
 	r.ackOff.Store(pos)
 	r.ackTime.Store(time.Now().Unix())
 	r.online.Store(true)
+	r.srv.refreshGoodReplicas()
 	go r.readAcks()
 	return r.drain()
 }
@@ -130,7 +127,7 @@ func skipNewlines(br *bufio.Reader) error {
 
 // write sends b within repl-timeout.
 func (r *replica) write(b []byte) error {
-	if err := r.conn.SetWriteDeadline(time.Now().Add(replTimeout)); err != nil {
+	if err := r.conn.SetWriteDeadline(time.Now().Add(r.srv.replTimeout())); err != nil {
 		return err
 	}
 	_, err := r.conn.Write(b)
@@ -146,7 +143,7 @@ func (r *replica) readAcks() {
 	for {
 		// A replica ACKs once a second: silence for repl-timeout is a
 		// replica gone.
-		if err := r.conn.SetReadDeadline(time.Now().Add(replTimeout)); err != nil {
+		if err := r.conn.SetReadDeadline(time.Now().Add(r.srv.replTimeout())); err != nil {
 			r.stop()
 			return
 		}

@@ -21,8 +21,8 @@ func init() {
 }
 
 // cmdReplconf is REPLCONF as a master hears it before PSYNC: the
-// replica's listening-port (INFO and ROLE show it), ip-address and capa
-// (noted and ignored: the snapshot always goes in the $<len> form). ACK
+// replica's listening-port and ip-address (INFO and ROLE show them; the
+// ip-address in place of the connection's), and capa (noted and ignored: the snapshot always goes in the $<len> form). ACK
 // and GETACK come on a replica's stream, which the replica's goroutine
 // reads (master_replica.go); from any other client ACK gets no reply, as
 // in Redis.
@@ -41,7 +41,9 @@ func cmdReplconf(c *conn, args [][]byte) {
 				return
 			}
 			c.replPort = int(p)
-		case "ip-address", "capa", "rdb-only", "rdb-filter-only":
+		case "ip-address":
+			c.replIP = string(args[i+1])
+		case "capa", "rdb-only", "rdb-filter-only":
 		case "ack", "getack":
 			return // no reply, as Redis answers a client that is no replica
 		default:
@@ -111,6 +113,9 @@ func (c *conn) takeForReplica(oldSync bool) (*replica, error) {
 	r := &replica{srv: c.w.srv, conn: nc, addr: c.addr, port: c.replPort, oldSync: oldSync}
 	r.out.init()
 	r.ip, _, _ = net.SplitHostPort(c.addr)
+	if c.replIP != "" {
+		r.ip = c.replIP
+	}
 	c.rpos = c.rend
 	c.close()
 	return r, nil

@@ -54,6 +54,11 @@ func cmdExec(c *conn, _ [][]byte) {
 		return
 	}
 	c.multi = nil
+	if c.w.srv.refusesWrites() && writesQueued(m.cmds) { // before the queue's errors, as in Redis
+		c.unwatchAll()
+		c.errorReply("EXECABORT Transaction discarded because of: " + noReplicasError)
+		return
+	}
 	if m.aborted {
 		c.unwatchAll()
 		c.errorReply("EXECABORT Transaction discarded because of previous errors.")

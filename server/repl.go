@@ -65,12 +65,15 @@ func newSecret() string {
 	return hex.EncodeToString(b)
 }
 
-// cacheReplConfig copies the replica settings the command path reads.
+// cacheReplConfig copies the replication settings the command path and
+// the replicas' goroutines read: the replica's here, the master's in
+// cacheMasterConfig.
 func (s *Server) cacheReplConfig() {
 	s.cfgMu.RLock()
-	defer s.cfgMu.RUnlock()
 	s.repl.readOnly.Store(s.cfg.ReplicaReadOnly)
 	s.repl.serveStale.Store(s.cfg.ReplicaServeStaleData)
+	s.cfgMu.RUnlock()
+	s.cacheMasterConfig()
 }
 
 // startConfiguredReplication starts following the master the
@@ -118,10 +121,15 @@ func (s *Server) replicaOf(host string, port int) string {
 	if old != nil {
 		old.link.Stop()
 	}
-	s.setReplicaOfConfig(host + " " + strconv.Itoa(port))
+	s.setReplicaOfConfig(replicaOfSetting(host, port))
 	s.cfgMu.RLock()
+	announcePort := s.port
+	if s.cfg.ReplicaAnnouncePort != 0 {
+		announcePort = s.cfg.ReplicaAnnouncePort
+	}
 	cfg := replication.Config{Host: host, Port: port, Credentials: s.masterCredentials,
-		ListeningPort: s.port, Timeout: s.cfg.ReplTimeout, Log: s.log, Local: s.masterClientConn}
+		ListeningPort: announcePort, AnnounceIP: s.cfg.ReplicaAnnounceIP, Timeout: s.cfg.ReplTimeout,
+		Log: s.log, Local: s.masterClientConn}
 	s.cfgMu.RUnlock()
 	s.log.Info("REPLICAOF: connecting to the master", "host", host, "port", port)
 	r.cur.Store(&replTarget{link: replication.Start(cfg), host: host, port: port})

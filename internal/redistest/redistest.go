@@ -20,7 +20,8 @@ import (
 const readyWithin = 20 * time.Second
 
 // Start starts redis-server on 127.0.0.1:port with its data in dir,
-// without persistence, and the extra arguments after; waits until it
+// without persistence, and the extra arguments after (a configuration
+// file's path first, if any, as redis-server takes it); waits until it
 // accepts connections; and returns a RESP2 client. It skips the test when
 // redis-server is not installed or is not 7.0. The server and the client
 // go when the test ends.
@@ -30,8 +31,12 @@ func Start(t testing.TB, port int, dir string, extra ...string) *redis.Client {
 	if err != nil {
 		t.Skip("redis-server not installed")
 	}
-	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", dir}, extra...)
+	var args []string
+	if len(extra) > 0 && !strings.HasPrefix(extra[0], "--") {
+		args, extra = extra[:1], extra[1:]
+	}
+	args = append(append(args, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", dir), extra...)
 	cmd := exec.Command(path, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -94,6 +94,22 @@ type Config struct {
 	ReplicaReadOnly       bool
 	ReplicaServeStaleData bool
 	ReplTimeout           time.Duration
+	// ReplicaPriority and ReplicaAnnounced are what INFO tells Sentinel
+	// (slave_priority, replica_announced).
+	ReplicaPriority  int
+	ReplicaAnnounced bool
+	// ReplicaAnnounceIP and ReplicaAnnouncePort are what a replica tells
+	// its master to show for it (REPLCONF ip-address, listening-port),
+	// behind NAT or a container's port mapping; ""/0 for its own.
+	ReplicaAnnounceIP   string
+	ReplicaAnnouncePort int
+
+	// Replication (moond as a master): the PING period of the stream and
+	// min-replicas-to-write / min-replicas-max-lag (seconds; writes are
+	// refused with fewer replicas that ACKed within it, 0 for off).
+	ReplPingPeriod     time.Duration
+	MinReplicasToWrite int
+	MinReplicasMaxLag  int
 
 	// moond's runtime.
 	Shards      int
@@ -154,6 +170,10 @@ func Default() *Config {
 		ReplicaReadOnly:           true,
 		ReplicaServeStaleData:     true,
 		ReplTimeout:               60 * time.Second,
+		ReplicaPriority:           100,
+		ReplicaAnnounced:          true,
+		ReplPingPeriod:            10 * time.Second,
+		MinReplicasMaxLag:         10,
 		Shards:                    runtime.NumCPU(),
 		IOBackend:                 "auto",
 		UringDeferTaskrun:         true,

@@ -107,6 +107,14 @@ func buildParams() []*Param {
 		slaveAlias(boolParam("replica-read-only", true, func(c *Config) *bool { return &c.ReplicaReadOnly })),
 		slaveAlias(boolParam("replica-serve-stale-data", true, func(c *Config) *bool { return &c.ReplicaServeStaleData })),
 		positiveSecondsParam("repl-timeout", func(c *Config) *time.Duration { return &c.ReplTimeout }),
+		pingPeriodParam(),
+		minReplicasParam("min-replicas-to-write", func(c *Config) *int { return &c.MinReplicasToWrite }),
+		minReplicasParam("min-replicas-max-lag", func(c *Config) *int { return &c.MinReplicasMaxLag }),
+		slaveAlias(intParam("replica-priority", true, 0, math.MaxInt32, func(c *Config) *int { return &c.ReplicaPriority })),
+		boolParam("replica-announced", true, func(c *Config) *bool { return &c.ReplicaAnnounced }),
+		slaveAlias(&Param{Name: "replica-announce-ip", Mutable: true, Get: func(c *Config) string { return c.ReplicaAnnounceIP },
+			Set: func(c *Config, v string) error { c.ReplicaAnnounceIP = v; return nil }}),
+		slaveAlias(intParam("replica-announce-port", true, 0, 65535, func(c *Config) *int { return &c.ReplicaAnnouncePort })),
 		intParam("databases", false, 1, 1<<20, func(c *Config) *int { return &c.Databases }),
 		intParam("maxclients", true, 1, 1<<24, func(c *Config) *int { return &c.MaxClients }),
 		secondsParam("timeout", true, func(c *Config) *time.Duration { return &c.Timeout }),
@@ -200,6 +208,22 @@ func positiveSecondsParam(name string, field func(*Config) *time.Duration) *Para
 		}
 		return set(c, v)
 	}
+	return p
+}
+
+// pingPeriodParam is repl-ping-replica-period (repl-ping-slave-period):
+// whole seconds, at least 1.
+func pingPeriodParam() *Param {
+	p := positiveSecondsParam("repl-ping-replica-period", func(c *Config) *time.Duration { return &c.ReplPingPeriod })
+	p.Alias = "repl-ping-slave-period"
+	return p
+}
+
+// minReplicasParam is min-replicas-to-write or min-replicas-max-lag, and
+// its min-slaves-* alias.
+func minReplicasParam(name string, field func(*Config) *int) *Param {
+	p := intParam(name, true, 0, math.MaxInt32, field)
+	p.Alias = strings.Replace(name, "replicas", "slaves", 1)
 	return p
 }
 
