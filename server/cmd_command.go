@@ -188,13 +188,7 @@ func cmdCommand(c *conn, args [][]byte) {
 			w.MapHeader(len(specs))
 			for _, s := range specs {
 				w.BulkString(s.Name)
-				w.MapHeader(3)
-				w.BulkString("summary")
-				w.BulkString(s.Name + " command")
-				w.BulkString("since")
-				w.BulkString("1.0.0")
-				w.BulkString("group")
-				w.BulkString(commandGroup(s))
+				writeCommandDocs(w, s)
 			}
 		})
 	case sub == "getkeys" && len(args) >= 3:
@@ -233,8 +227,12 @@ func writeCommandInfo(w *resp.Writer, s *keyspace.CommandSpec) {
 	for _, a := range s.ACLCategories {
 		w.SimpleString(a)
 	}
-	w.SetHeader(0) // tips
-	w.SetHeader(0) // key specs
+	writeCommandTips(w, s)
+	writeCommandKeySpecs(w, s)
+	if len(s.Subcommands) == 0 {
+		w.SetHeader(0) // as Redis 7.0 answers for a command without subcommands
+		return
+	}
 	w.ArrayHeader(len(s.Subcommands))
 	for _, sub := range s.Subcommands {
 		writeCommandInfo(w, sub)
