@@ -53,7 +53,7 @@ func cmdDebug(c *conn, args [][]byte) {
 	case sub == "reload":
 		debugReload(c, args[2:])
 	case sub == "error" && len(args) == 3:
-		c.errorReply(string(args[2]))
+		debugError(c, args[2])
 	case sub == "log" && len(args) == 3:
 		c.w.srv.log.Warn("DEBUG LOG: " + string(args[2]))
 		c.ok()
@@ -64,6 +64,14 @@ func cmdDebug(c *conn, args [][]byte) {
 	default:
 		c.errorReply("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try DEBUG HELP.")
 	}
+}
+
+// debugError is DEBUG ERROR text: "-text" with its newlines made spaces,
+// written as Redis writes it, as plain reply bytes, so that it counts in
+// neither INFO errorstats nor failed_calls.
+func debugError(c *conn, text []byte) {
+	line := strings.NewReplacer("\n", " ", "\r", " ").Replace(string(text))
+	c.replyLocal(func(w *resp.Writer) { w.Raw([]byte("-" + line + "\r\n")) })
 }
 
 // debugSleep is DEBUG SLEEP seconds.

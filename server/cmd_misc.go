@@ -38,18 +38,36 @@ func cmdFunction(c *conn, args [][]byte) {
 }
 
 // cmdShutdown asks the process to stop; like Redis, the client gets no reply
-// when it succeeds, only a closed connection.
+// when it succeeds, only a closed connection. The options are Redis 7.0's,
+// refused in the same combinations (ABORT with another, NOSAVE with SAVE).
+// moond's stop always seals every WAL, so every acknowledged write is on
+// disk whatever they say, and runs the shutdown checkpoint, which only
+// shortens the next boot; it never waits for replicas, so NOW and FORCE
+// change nothing and ABORT never finds a shutdown to abort.
 func cmdShutdown(c *conn, args [][]byte) {
+	var save, nosave, abort, other bool
 	for _, a := range args[1:] {
 		switch strings.ToLower(string(a)) {
-		case "nosave", "save", "now", "force":
+		case "nosave":
+			nosave = true
+		case "save":
+			save = true
+		case "now", "force":
+			other = true
 		case "abort":
-			c.errorReply("ERR No shutdown in progress.")
-			return
+			abort = true
 		default:
 			c.errorReply("ERR syntax error")
 			return
 		}
+	}
+	if (abort && (save || nosave || other)) || (save && nosave) {
+		c.errorReply("ERR syntax error")
+		return
+	}
+	if abort {
+		c.errorReply("ERR No shutdown in progress.")
+		return
 	}
 	c.w.srv.log.Warn("user requested shutdown", "client", c.addr)
 	c.closeAfterReply = true
