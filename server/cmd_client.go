@@ -99,8 +99,6 @@ func cmdClient(c *conn, args [][]byte) {
 		}
 		c.name = string(args[2])
 		c.ok()
-	case sub == "setinfo" && len(args) == 4:
-		clientSetInfo(c, args)
 	case sub == "info" && len(args) == 2:
 		line := c.describe(c.w.loop.Now()) + "\n"
 		c.replyLocal(func(w *resp.Writer) { w.Verbatim("txt", []byte(line)) })
@@ -150,27 +148,6 @@ func writeHelp(w *resp.Writer, lines []string) {
 	}
 }
 
-func clientSetInfo(c *conn, args [][]byte) {
-	attr := strings.ToLower(string(args[2]))
-	val := string(args[3])
-	for _, ch := range val {
-		if ch < '!' || ch > '~' {
-			c.errorReply("ERR " + strings.ToUpper(attr) + " cannot contain spaces, newlines or special characters.")
-			return
-		}
-	}
-	switch attr {
-	case "lib-name":
-		c.libName = val
-	case "lib-ver":
-		c.libVer = val
-	default:
-		c.errorReply("ERR Unrecognized option '" + string(args[2]) + "'")
-		return
-	}
-	c.ok()
-}
-
 // describe is the connection's CLIENT LIST line, with Redis 7's fields.
 func (c *conn) describe(now time.Time) string {
 	flags := c.flags()
@@ -189,11 +166,11 @@ func (c *conn) describe(now time.Time) string {
 	}
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d "+
 		"qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default "+
-		"redir=%d resp=%d lib-name=%s lib-ver=%s",
+		"redir=%d resp=%d",
 		c.id, c.addr, c.laddr, c.fd, c.name, int64(now.Sub(c.created)/time.Second), int64(now.Sub(c.lastActive)/time.Second),
 		flags, c.client.DB, sub, psub, ssub, multi, qbuf, len(c.rbuf)-c.rend, len(c.rbuf), qbuf, obl, omem,
 		len(c.rbuf)+cap(c.out.Buf)+cap(c.sending),
-		cmdOrNull(c.lastCommand.name()), c.redir(), c.out.Proto, c.libName, c.libVer)
+		cmdOrNull(c.lastCommand.name()), c.redir(), c.out.Proto)
 }
 
 func cmdOrNull(s string) string {
