@@ -179,3 +179,25 @@ func incrDuring(t *testing.T, addr string) func() (int, string) {
 		return n, c.GetDel(ctx(t), "counter").Val()
 	}
 }
+
+// TestDebugReloadKeepsReplicaFed: a redis-server replica of a moond master
+// (two shards) follows the writes made after DEBUG RELOAD and DEBUG
+// RELOAD NOSAVE: the rebooted shards feed the replication stream as the
+// retired ones did.
+func TestDebugReloadKeepsReplicaFed(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "uring", 2)
+	maddr := s.addr()
+	fillMaster(t, maddr)
+	host, port := hostPort(t, maddr)
+	r := startRedisServer(t, "--replicaof", host, port)
+	waitLinkUp(t, r)
+	waitEqual(t, maddr, r.Options().Addr)
+	m := s.client(2)
+	mustDo(t, m, "DEBUG", "RELOAD")
+	mustDo(t, m, "SET", "after-reload", "1")
+	mustDo(t, m, "DEBUG", "RELOAD", "NOSAVE")
+	masterWrites(t, maddr)
+	waitEqual(t, maddr, r.Options().Addr)
+	waitOffsets(t, m, r, "slave_repl_offset")
+}
