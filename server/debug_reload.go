@@ -123,12 +123,17 @@ func (w *worker) retireShard(save bool, done func(error)) {
 }
 
 // rebootShard boots w's shard again from its directory, as the server's
-// boot does, and gives it the replicas' feed the retired one had.
+// boot does, and gives it the replicas' feed the retired one had. A boot
+// that fails stops the server, as a failed boot at start does: the shard
+// has no keyspace to serve.
 func (w *worker) rebootShard(done func(error)) {
 	w.boot(w.srv.shardOptions(w.id), func(err error) {
 		w.reloading = false
 		if err != nil {
-			done(fmt.Errorf("shard %d: load: %w", w.id, err))
+			err = fmt.Errorf("shard %d: load: %w", w.id, err)
+			w.srv.log.Error("DEBUG RELOAD could not load a shard's data; the server stops", "err", err)
+			w.srv.requestShutdown()
+			done(err)
 			return
 		}
 		w.srv.refeed(w)
