@@ -91,7 +91,7 @@ func keyFlags(spec *keyspace.CommandSpec, args [][]byte, pos int) []string {
 		}
 		return []string{"OW", "update"}
 	case "bitfield":
-		if hasArg(args[2:], "set") || hasArg(args[2:], "incrby") {
+		if bitfieldWrites(args) {
 			return []string{"RW", "access", "update"}
 		}
 		return []string{"RO", "access"}
@@ -137,6 +137,24 @@ func keyCountsValid(name string, args [][]byte) bool {
 		}
 	}
 	return true
+}
+
+// bitfieldWrites reports whether BITFIELD's operations include a SET or
+// an INCRBY with its arguments, read as Redis's bitfieldGetKeys reads
+// them (GET type offset and OVERFLOW mode skipped whole).
+func bitfieldWrites(args [][]byte) bool {
+	for i := 2; i < len(args); i++ {
+		left := len(args) - i - 1
+		switch op := strings.ToLower(string(args[i])); {
+		case op == "get" && left >= 2:
+			i += 2
+		case (op == "set" || op == "incrby") && left >= 2:
+			return true
+		case op == "overflow" && left >= 1:
+			i++
+		}
+	}
+	return false
 }
 
 // hasArg reports whether args hold word, in any case.

@@ -22,7 +22,7 @@ func TestCommandGetKeysAndFlagsMatchRedisServer(t *testing.T) {
 		"zunionstore d 2 a b weights 1 2", "zinter 3 a b c", "zdiffstore d 1 a", "zintercard 2 a b limit 3",
 		"sintercard 2 a b", "lmpop 2 a b left count 2", "blmpop 0 2 a b right", "bzmpop 1 1 a min",
 		"migrate h 1 k 0 5", "migrate h 1 '' 0 5 keys a b", "migrate h 1 '' 0 5 copy replace keys a",
-		"bitfield k get u8 0", "bitfield k set u8 0 1", "bitfield k incrby u8 0 1", "bitfield_ro k get u8 0",
+		"bitfield k get u8 0", "bitfield k set u8 0 1", "bitfield k incrby u8 0 1", "bitfield k get set 0", "bitfield k overflow set get u8 0", "bitfield k set u8 0", "bitfield_ro k get u8 0",
 		"object encoding k", "memory usage k samples 5", "pfmerge d a b", "rename a b", "copy a b db 1",
 		"expire k 10", "hset h f v", "zunionstore d 5 a", "lmpop 3 a b left", "watch a b", "ssubscribe a b", "spublish c m",
 		"ping", "get", "nosuchcommand k", "lmpop 0 a left", "zunionstore d x a",
