@@ -65,17 +65,16 @@ var objectHelp = []string{
 	"    Return the kind of internal representation used in order to store the value",
 	"    associated with a <key>.",
 	"FREQ <key>",
-	"    Return the access logarithmic access frequency counter associated with a <key>.",
-	"    The key must exist, and the maxmemory-policy must be one of allkeys-lfu",
-	"    or volatile-lfu.",
+	"    Return the access frequency index of the <key>. The returned integer is",
+	"    proportional to the logarithm of the recent access frequency of the key.",
 	"IDLETIME <key>",
-	"    Return the idle time associated with a <key>, the number of seconds since the",
-	"    last time it was accessed.",
+	"    Return the idle time of the <key>, that is the approximated number of",
+	"    seconds elapsed since the last access to the key.",
 	"REFCOUNT <key>",
 	"    Return the number of references of the value associated with the specified",
 	"    <key>.",
 	"HELP",
-	"    Print this help.",
+	"    Prints this help.",
 }
 
 func cmdObjectHelp(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {

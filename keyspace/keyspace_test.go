@@ -462,7 +462,7 @@ func TestObject(t *testing.T) {
 	)
 	help := h.run("OBJECT HELP")
 	if !strings.HasPrefix(help, "[OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are: ENCODING <key>") ||
-		!strings.HasSuffix(help, "HELP     Print this help.]") {
+		!strings.HasSuffix(help, "HELP     Prints this help.]") {
 		t.Errorf("OBJECT HELP = %s", help)
 	}
 }

@@ -13,28 +13,56 @@ func init() {
 	register(&serverCmd{name: "client", arity: -2, run: cmdClient})
 }
 
+// clientHelp is CLIENT HELP, Redis 7.0's text.
 var clientHelp = []string{
 	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-	"ID", "    Return the ID of the current connection.",
-	"INFO", "    Return information about the current client connection.",
-	"GETNAME", "    Return the name of the current connection.",
-	"KILL <ip:port>", "    Kill connection made from <ip:port>.",
-	"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are: ID, ADDR, LADDR, USER, SKIPME.",
-	"LIST [options ...]", "    Return information about client connections. Options: TYPE normal, ID <id> [...].",
-	"UNPAUSE", "    Stop the current client pause, resuming traffic.",
-	"PAUSE <timeout> [WRITE|ALL]", "    Suspend all, or just write, clients for <timeout> milliseconds.",
-	"REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
-	"SETNAME <name>", "    Assign the name <name> to the current connection.",
-	"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
-	"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
-	"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]", "         [OPTIN] [OPTOUT] [NOLOOP]",
+	"CACHING (YES|NO)",
+	"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+	"GETREDIR",
+	"    Return the client ID we are redirecting to when tracking is enabled.",
+	"GETNAME",
+	"    Return the name of the current connection.",
+	"ID",
+	"    Return the ID of the current connection.",
+	"INFO",
+	"    Return information about the current client connection.",
+	"KILL <ip:port>",
+	"    Kill connection made from <ip:port>.",
+	"KILL <option> <value> [<option> <value> [...]]",
+	"    Kill connections. Options are:",
+	"    * ADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made from the specified address",
+	"    * LADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made to specified local address",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Kill connections by type.",
+	"    * USER <username>",
+	"      Kill connections authenticated by <username>.",
+	"    * SKIPME (YES|NO)",
+	"      Skip killing current connection (default: yes).",
+	"LIST [options ...]",
+	"    Return information about client connections. Options:",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Return clients of specified type.",
+	"UNPAUSE",
+	"    Stop the current client pause, resuming traffic.",
+	"PAUSE <timeout> [WRITE|ALL]",
+	"    Suspend all, or just write, clients for <timeout> milliseconds.",
+	"REPLY (ON|OFF|SKIP)",
+	"    Control the replies sent to the current connection.",
+	"SETNAME <name>",
+	"    Assign the name <name> to the current connection.",
+	"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+	"    Unblock the specified blocked client.",
+	"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+	"         [OPTIN] [OPTOUT] [NOLOOP]",
 	"    Control server assisted client side caching.",
-	"TRACKINGINFO", "    Report tracking status for the current connection.",
-	"CACHING (YES|NO)", "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
-	"GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
-	"NO-EVICT (ON|OFF)", "    Protect the current client connection from eviction.",
-	"NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
-	"HELP", "    Print this help.",
+	"TRACKINGINFO",
+	"    Report tracking status for the current connection.",
+	"NO-EVICT (ON|OFF)",
+	"    Protect current client connection from eviction.",
+	"HELP",
+	"    Prints this help.",
 }
 
 // clientSubArity is the arity of Redis 7.0's CLIENT subcommands, checked
@@ -71,8 +99,6 @@ func cmdClient(c *conn, args [][]byte) {
 		}
 		c.name = string(args[2])
 		c.ok()
-	case sub == "setinfo" && len(args) == 4:
-		clientSetInfo(c, args)
 	case sub == "info" && len(args) == 2:
 		line := c.describe(c.w.loop.Now()) + "\n"
 		c.replyLocal(func(w *resp.Writer) { w.Verbatim("txt", []byte(line)) })
@@ -122,27 +148,6 @@ func writeHelp(w *resp.Writer, lines []string) {
 	}
 }
 
-func clientSetInfo(c *conn, args [][]byte) {
-	attr := strings.ToLower(string(args[2]))
-	val := string(args[3])
-	for _, ch := range val {
-		if ch < '!' || ch > '~' {
-			c.errorReply("ERR " + strings.ToUpper(attr) + " cannot contain spaces, newlines or special characters.")
-			return
-		}
-	}
-	switch attr {
-	case "lib-name":
-		c.libName = val
-	case "lib-ver":
-		c.libVer = val
-	default:
-		c.errorReply("ERR Unrecognized option '" + string(args[2]) + "'")
-		return
-	}
-	c.ok()
-}
-
 // describe is the connection's CLIENT LIST line, with Redis 7's fields.
 func (c *conn) describe(now time.Time) string {
 	flags := c.flags()
@@ -161,11 +166,11 @@ func (c *conn) describe(now time.Time) string {
 	}
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d "+
 		"qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default "+
-		"redir=%d resp=%d lib-name=%s lib-ver=%s",
+		"redir=%d resp=%d",
 		c.id, c.addr, c.laddr, c.fd, c.name, int64(now.Sub(c.created)/time.Second), int64(now.Sub(c.lastActive)/time.Second),
 		flags, c.client.DB, sub, psub, ssub, multi, qbuf, len(c.rbuf)-c.rend, len(c.rbuf), qbuf, obl, omem,
 		len(c.rbuf)+cap(c.out.Buf)+cap(c.sending),
-		cmdOrNull(c.lastCommand.name()), c.redir(), c.out.Proto, c.libName, c.libVer)
+		cmdOrNull(c.lastCommand.name()), c.redir(), c.out.Proto)
 }
 
 func cmdOrNull(s string) string {

@@ -131,6 +131,21 @@ func findSpec(name string) *keyspace.CommandSpec {
 	return nil
 }
 
+// commandHelp is COMMAND HELP, Redis 7.0's text.
+var commandHelp = []string{"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"(no subcommand)", "    Return details about all Redis commands.",
+	"COUNT", "    Return the total number of commands in this Redis server.",
+	"LIST", "    Return a list of all commands in this Redis server.",
+	"INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+	"    If no command names are given, documentation details for all",
+	"    commands are returned.",
+	"DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+	"    If no command names are given, documentation details for all",
+	"    commands are returned.",
+	"GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+	"GETKEYSANDFLAGS <full-command>", "    Return the keys and the access flags from a full Redis command.",
+	"HELP", "    Prints this help."}
+
 func cmdCommand(c *conn, args [][]byte) {
 	if len(args) == 1 {
 		specs := allSpecs()
@@ -146,14 +161,8 @@ func cmdCommand(c *conn, args [][]byte) {
 	case sub == "count" && len(args) == 2:
 		n := len(allSpecs())
 		c.replyLocal(func(w *resp.Writer) { w.Int(int64(n)) })
-	case sub == "list" && len(args) == 2:
-		specs := allSpecs()
-		c.replyLocal(func(w *resp.Writer) {
-			w.ArrayHeader(len(specs))
-			for _, s := range specs {
-				w.BulkString(s.Name)
-			}
-		})
+	case sub == "list" && (len(args) == 2 || len(args) == 5):
+		cmdCommandList(c, args)
 	case sub == "info":
 		var specs []*keyspace.CommandSpec
 		if len(args) == 2 {
@@ -188,27 +197,16 @@ func cmdCommand(c *conn, args [][]byte) {
 			w.MapHeader(len(specs))
 			for _, s := range specs {
 				w.BulkString(s.Name)
-				w.MapHeader(3)
-				w.BulkString("summary")
-				w.BulkString(s.Name + " command")
-				w.BulkString("since")
-				w.BulkString("1.0.0")
-				w.BulkString("group")
-				w.BulkString(commandGroup(s))
+				writeCommandDocs(w, s)
 			}
 		})
 	case sub == "getkeys" && len(args) >= 3:
-		commandGetKeys(c, args[2:])
+		commandGetKeys(c, args[2:], false)
+	case sub == "getkeysandflags" && len(args) >= 3:
+		commandGetKeys(c, args[2:], true)
 	case sub == "help" && len(args) == 2:
 		c.replyLocal(func(w *resp.Writer) {
-			writeHelp(w, []string{"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-				"(no subcommand)", "    Return details about all commands.",
-				"COUNT", "    Return the total number of commands.",
-				"DOCS [<command-name> ...]", "    Return documentary information about commands.",
-				"GETKEYS <full-command>", "    Return the keys from a full command.",
-				"INFO [<command-name> ...]", "    Return details about multiple commands.",
-				"LIST", "    Return a list of all commands.",
-				"HELP", "    Print this help."})
+			writeHelp(w, commandHelp)
 		})
 	default:
 		c.errorReply("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try COMMAND HELP.")
@@ -233,70 +231,14 @@ func writeCommandInfo(w *resp.Writer, s *keyspace.CommandSpec) {
 	for _, a := range s.ACLCategories {
 		w.SimpleString(a)
 	}
-	w.SetHeader(0) // tips
-	w.SetHeader(0) // key specs
+	writeCommandTips(w, s)
+	writeCommandKeySpecs(w, s)
+	if len(s.Subcommands) == 0 {
+		w.SetHeader(0) // as Redis 7.0 answers for a command without subcommands
+		return
+	}
 	w.ArrayHeader(len(s.Subcommands))
 	for _, sub := range s.Subcommands {
 		writeCommandInfo(w, sub)
 	}
-}
-
-func commandGroup(s *keyspace.CommandSpec) string {
-	for _, a := range s.ACLCategories {
-		switch a {
-		case "@string":
-			return "string"
-		case "@hash":
-			return "hash"
-		case "@list":
-			return "list"
-		case "@set":
-			return "set"
-		case "@sortedset":
-			return "sorted_set"
-		case "@bitmap":
-			return "bitmap"
-		case "@hyperloglog":
-			return "hyperloglog"
-		case "@keyspace":
-			return "generic"
-		case "@connection":
-			return "connection"
-		case "@pubsub":
-			return "pubsub"
-		case "@transaction":
-			return "transactions"
-		}
-	}
-	return "server"
-}
-
-func commandGetKeys(c *conn, cmd [][]byte) {
-	spec := keyspace.Lookup(cmd[0])
-	if spec == nil {
-		spec = findServerSpec(string(cmd[0])) // MIGRATE, SSUBSCRIBE, ...
-	}
-	if spec == nil {
-		c.errorReply("ERR Invalid command specified")
-		return
-	}
-	if !arityOK(spec.Arity, len(cmd)) {
-		c.errorReply("ERR Invalid number of arguments specified for command")
-		return
-	}
-	pos := keyPositions(spec, cmd, nil)
-	if len(pos) == 0 {
-		c.errorReply("ERR The command has no key arguments")
-		return
-	}
-	keys := make([][]byte, len(pos))
-	for i, p := range pos {
-		keys[i] = append([]byte(nil), cmd[p]...)
-	}
-	c.replyLocal(func(w *resp.Writer) {
-		w.ArrayHeader(len(keys))
-		for _, k := range keys {
-			w.Bulk(k)
-		}
-	})
 }

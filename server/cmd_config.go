@@ -19,7 +19,7 @@ var configHelp = []string{
 	"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
 	"RESETSTAT", "    Reset statistics reported by the INFO command.",
 	"REWRITE", "    Rewrite the configuration file.",
-	"HELP", "    Print this help.",
+	"HELP", "    Prints this help.",
 }
 
 func cmdConfig(c *conn, args [][]byte) {

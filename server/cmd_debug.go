@@ -25,7 +25,8 @@ var debugHelp = []string{
 	"OBJECT <key>", "    Show low level info about `key` and associated value.",
 	"PROTOCOL <type>", "    Reply with a test value of the specified type. <type> can be: string,",
 	"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,", "    true, false.",
-	"RELOAD [MERGE|NOFLUSH|NOSAVE ...]", "    Checkpoint every shard, so that the data set is what a restart loads.",
+	"RELOAD [MERGE|NOFLUSH|NOSAVE ...]", "    Checkpoint every shard, then rebuild every keyspace from its heap and WAL.",
+	"    NOSAVE: no checkpoint first. NOFLUSH is not supported.",
 	"SLEEP <seconds>", "    Delay this client's reply by <seconds> (the server keeps serving).",
 	"SET-ACTIVE-EXPIRE <0|1>", "    Switch the active expire cycle off or on.",
 	"HELP", "    Print this help.",
@@ -52,7 +53,7 @@ func cmdDebug(c *conn, args [][]byte) {
 	case sub == "reload":
 		debugReload(c, args[2:])
 	case sub == "error" && len(args) == 3:
-		c.errorReply(string(args[2]))
+		debugError(c, args[2])
 	case sub == "log" && len(args) == 3:
 		c.w.srv.log.Warn("DEBUG LOG: " + string(args[2]))
 		c.ok()
@@ -63,6 +64,14 @@ func cmdDebug(c *conn, args [][]byte) {
 	default:
 		c.errorReply("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try DEBUG HELP.")
 	}
+}
+
+// debugError is DEBUG ERROR text: "-text" with its newlines made spaces,
+// written as Redis writes it, as plain reply bytes, so that it counts in
+// neither INFO errorstats nor failed_calls.
+func debugError(c *conn, text []byte) {
+	line := strings.NewReplacer("\n", " ", "\r", " ").Replace(string(text))
+	c.replyLocal(func(w *resp.Writer) { w.Raw([]byte("-" + line + "\r\n")) })
 }
 
 // debugSleep is DEBUG SLEEP seconds.
@@ -121,34 +130,6 @@ func debugObject(c *conn, key []byte) {
 	}
 	p := c.newPending(1, nil)
 	c.w.queueRemote(home, batchItem{conn: c, reply: p, proto: c.out.Proto, fn: run})
-}
-
-// debugReload is DEBUG RELOAD [options]. Redis saves its RDB, empties
-// its data set and loads the file back, to prove the data survives a
-// restart. moond's data set is always what a restart loads (every
-// acknowledged write is in the WAL), so RELOAD checkpoints every shard,
-// as SAVE does, and answers once all finished; the keyspace stays in
-// memory as it is. Without checkpoints (appendonly no) it answers OK.
-func debugReload(c *conn, opts [][]byte) {
-	for _, o := range opts {
-		switch strings.ToLower(string(o)) {
-		case "merge", "noflush", "nosave":
-		default:
-			c.errorReply("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
-			return
-		}
-	}
-	if !c.w.srv.checkpointsOn() {
-		c.ok()
-		return
-	}
-	c.requestCheckpoints(true, func(errs []string, w *resp.Writer) {
-		if len(errs) > 0 {
-			w.Error("ERR Error trying to save the DB: " + strings.Join(errs, "; "))
-			return
-		}
-		w.SimpleString("OK")
-	})
 }
 
 // debugDigest is DEBUG DIGEST: each shard XORs its keys' digests per

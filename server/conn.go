@@ -50,7 +50,6 @@ type conn struct {
 
 	client          keyspace.Client // selected DB and flags the keyspace needs
 	name            string
-	libName, libVer string
 	authed          bool
 	closeAfterReply bool      // QUIT, a protocol error, CLIENT KILL
 	reply           replyMode // CLIENT REPLY (client_reply.go)

@@ -352,7 +352,7 @@ func (s *Server) shardOptions(id int) shard.Options {
 	}
 	if id < len(s.workers) {
 		w := s.workers[id]
-		o.Held = func() bool { return w.holder != nil }
+		o.Held = func() bool { return w.holder != nil && !w.reloading } // DEBUG RELOAD's hold keeps no part
 		o.SyncPeers = s.syncPeersFrom(w)
 	}
 	if s.HoldBoot != nil {

@@ -49,6 +49,7 @@ type worker struct {
 	// the txns waiting to hold it in the order they asked, and the work
 	// that came while it was held, to run at the release in that order.
 	holder      *txnGroup
+	reloading   bool // DEBUG RELOAD closes and boots the shard (debug_reload.go)
 	holdQ       []*txnGroup
 	heldWork    []func()
 	pendingTxns []*txn // begun in this iteration (startTxns)

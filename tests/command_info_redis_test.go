@@ -7,10 +7,9 @@ import (
 
 // TestCommandInfoMatchesRedisServer walks every command moond answers and
 // compares what COMMAND INFO says of it and of its subcommands (name,
-// arity, flags, first key, last key, step, ACL categories) with
-// redis-server 7.0's, skipping the commands redis-server lacks. No command
-// differs on purpose. (Tips and key specs, which moond leaves empty, are
-// not compared.)
+// arity, flags, first key, last key, step, ACL categories, tips, key
+// specs) with redis-server 7.0's, skipping the commands redis-server
+// lacks. No command differs on purpose.
 func TestCommandInfoMatchesRedisServer(t *testing.T) {
 	t.Parallel()
 	rs := startRedisServer(t)
@@ -49,7 +48,7 @@ func commandInfo(t *testing.T, reply any) []any {
 	return entry
 }
 
-// compareCommandInfo compares the first seven fields of two COMMAND INFO
+// compareCommandInfo compares the first nine fields of two COMMAND INFO
 // entries, then their subcommands' by name.
 func compareCommandInfo(t *testing.T, name string, want, got []any) {
 	t.Helper()
@@ -57,7 +56,7 @@ func compareCommandInfo(t *testing.T, name string, want, got []any) {
 		t.Errorf("%s: moond has no COMMAND INFO entry", name)
 		return
 	}
-	for i, field := range []string{"name", "arity", "flags", "first key", "last key", "step", "ACL categories"} {
+	for i, field := range []string{"name", "arity", "flags", "first key", "last key", "step", "ACL categories", "tips", "key specs"} {
 		if w, g := fmt.Sprint(want[i]), fmt.Sprint(got[i]); w != g {
 			t.Errorf("%s %s: redis-server %s, moond %s", name, field, w, g)
 		}

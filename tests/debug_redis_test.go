@@ -87,9 +87,20 @@ var debugRedisScenarios = []blockingScenario{
 		e.do("DEBUG", "RELOAD")
 		e.do("GET", "kept")
 		e.do("DEBUG", "ERROR", "my error")
+		// Written as plain reply bytes, DEBUG ERROR counts in neither
+		// errorstats nor failed_calls.
+		e.do("CONFIG", "RESETSTAT")
+		e.do("DEBUG", "ERROR", "MY\nERR\rx")
+		e.do("INFO", "errorstats")
 		e.do("DEBUG", "LOG", "hello")
 		e.do("DEBUG", "CHANGE-REPL-ID")
 		e.do("DEBUG", "NOSUCHTHING")
+	}},
+	{"SHUTDOWN refusals", func(e *benv) {
+		for _, opts := range [][]string{{"ABORT"}, {"bogus"}, {"NOSAVE", "SAVE"}, {"NOW", "bogus"},
+			{"ABORT", "NOW"}, {"SAVE", "ABORT"}, {"FORCE", "NOSAVE", "NOW", "ABORT"}} {
+			e.do(append([]string{"SHUTDOWN"}, opts...)...)
+		}
 	}},
 }
 
