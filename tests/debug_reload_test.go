@@ -42,6 +42,10 @@ func TestDebugReloadRebuildsKeyspace(t *testing.T) {
 				if err := c.Do(ctx(t), append([]any{"DEBUG", "RELOAD"}, opts...)...).Err(); err != nil {
 					t.Fatalf("DEBUG RELOAD %v: %v", opts, err)
 				}
+				// The log comes through a pipe: its lines may trail the reply.
+				waitFor(t, fmt.Sprintf("both shards' heap recovery logged after DEBUG RELOAD %v", opts), func() bool {
+					return strings.Count(s.log.String(), `msg="heap recovered"`)-recovered >= 2
+				})
 				if got := strings.Count(s.log.String(), `msg="heap recovered"`) - recovered; got != 2 {
 					t.Fatalf("DEBUG RELOAD %v: %d shards recovered their heap, want 2", opts, got)
 				}
