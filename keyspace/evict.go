@@ -105,6 +105,7 @@ type evictState struct {
 	nextDB  int                           // the random policies' next database
 	samples []*slot[entry]
 	vsamp   []*slot[int64]
+	cold    coldCursor // tiered-storage's scan for victims (cold_evict.go)
 }
 
 // DatasetMemory is the memory maxmemory bounds: the tables, keys and
@@ -192,10 +193,19 @@ func (ks *Keyspace) evictKey(dbi int, h uint64, key []byte) {
 // valid until the next pick. The keys and expires tables share a seed, so
 // the hash serves both.
 func (ks *Keyspace) evictionPick() (int, uint64, []byte, bool) {
+	var dbi int
+	var h uint64
+	var key []byte
+	var ok bool
 	if ks.Eviction.Policy.random() {
-		return ks.randomPick()
+		dbi, h, key, ok = ks.randomPick()
+	} else {
+		dbi, h, key, ok = ks.poolPick()
 	}
-	return ks.poolPick()
+	if !ok && ks.Eviction.Tiered {
+		return ks.coldScan()
+	}
+	return dbi, h, key, ok
 }
 
 // randomPick is allkeys-random and volatile-random: a random key of the
