@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/moond-db/moond/persistence/heap"
+	"github.com/moond-db/moond/persistence/wal"
 )
 
 // The cold tier (DESIGN §4 "maxmemory and eviction", §9). Under
@@ -62,6 +63,9 @@ type ColdStats struct {
 	SyncReads int64         // of Reads, read synchronously (under a transaction's hold)
 	Misses    int64         // reads that failed: the command answered an error
 	ReadTime  time.Duration // total time of the reads, from the command's wait to the install
+	// ReadSeconds are the reads' times, in wal.SyncSecondsBounds' buckets
+	// (50 µs to 1.6 s).
+	ReadSeconds wal.Histogram
 }
 
 // coldState is the keyspace's cold tier state.
@@ -100,6 +104,7 @@ func (ks *Keyspace) ColdStuck() bool {
 func (ks *Keyspace) NoteColdRead(took time.Duration) {
 	ks.cold.stats.Reads++
 	ks.cold.stats.ReadTime += took
+	ks.cold.stats.ReadSeconds.Observe(&wal.SyncSecondsBounds, took.Seconds())
 }
 
 // coolable reports whether the key in sl, of database d, may be made cold:
@@ -245,25 +250,48 @@ func ColdError(key []byte, err error) string {
 func (ks *Keyspace) WarmSync(c *Client, spec *CommandSpec, args [][]byte) string {
 	var buf [4]ColdKey
 	for _, k := range ks.ColdKeys(c, spec, args, buf[:0]) {
-		start := time.Now()
-		err := ErrColdGone
-		if ks.Cold != nil {
-			var rec heap.Record
-			if rec, err = ks.Cold.ReadColdRecord(k.Loc); err == nil {
-				err = ks.InstallCold(k, rec)
-			}
-		} else {
-			err = errors.New("no heap to read it from")
+		if msg := ks.warmOne(k); msg != "" {
+			return msg
 		}
-		switch {
-		case err == nil:
-			ks.NoteColdRead(time.Since(start))
-			ks.cold.stats.SyncReads++
-		case errors.Is(err, ErrColdGone):
-		default:
-			ks.cold.stats.Misses++
-			return ColdError(k.Key, err)
+	}
+	return ""
+}
+
+// WarmKey is WarmSync for one key of the database at logical index db,
+// whatever reads it (a gathered command's export, which runs under its
+// txn's hold).
+func (ks *Keyspace) WarmKey(db int, key []byte) string {
+	if ks.cold.keys == 0 || db < 0 || db >= len(ks.dbs) {
+		return ""
+	}
+	d := ks.dbs[db]
+	sl := d.keys.find(d.keys.hash(key), key)
+	if sl == nil || !sl.v.isCold() {
+		return ""
+	}
+	id, _ := ks.slotLoc(d.phys, sl)
+	return ks.warmOne(ColdKey{Phys: d.phys, Key: append([]byte(nil), key...), Loc: id})
+}
+
+// warmOne reads the cold key k synchronously and installs its value; it
+// returns the error reply when that fails, counted as a miss.
+func (ks *Keyspace) warmOne(k ColdKey) string {
+	start := time.Now()
+	err := errors.New("no heap to read it from")
+	if ks.Cold != nil {
+		var rec heap.Record
+		if rec, err = ks.Cold.ReadColdRecord(k.Loc); err == nil {
+			err = ks.InstallCold(k, rec)
 		}
+	}
+	switch {
+	case err == nil:
+		ks.NoteColdRead(time.Since(start))
+		ks.cold.stats.SyncReads++
+	case errors.Is(err, ErrColdGone):
+	default:
+		ks.cold.stats.Misses++
+		return ColdError(k.Key, err)
 	}
 	return ""
 }

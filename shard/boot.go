@@ -194,6 +194,7 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 		st.Heap.Close()
 		return nil, nil, nil, fmt.Errorf("shard %d: WAL recovery: %w", s.id, err)
 	}
+	s.ks.Cold = s // cold values are read from this heap (cold.go)
 	s.ckpt = &ckpt{heap: st.Heap, man: st.Manifest, bootSave: st.LastCheckpoint,
 		loading: make(map[heap.PageID][]func(error)),
 		opening: make(map[uint32][]func(runtime.FD, error)), readFDs: make(map[uint32]runtime.FD)}
