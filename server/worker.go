@@ -52,9 +52,6 @@ type worker struct {
 	reloading   bool // DEBUG RELOAD closes and boots the shard (debug_reload.go)
 	holdQ       []*txnGroup
 	heldWork    []func()
-	// coldQ are the batches that wait for cold values, the first one
-	// reading them, the others behind it in order (cold.go).
-	coldQ []*batch
 	pendingTxns []*txn // begun in this iteration (startTxns)
 	// closing: stop ran; the shard closes, and runs no command another
 	// shard sends (their batches and txn steps answer shutdownError).
@@ -87,6 +84,10 @@ type worker struct {
 	stats   workerStats
 	ticker  *runtime.Timer
 	hz      int
+
+	// coldQ are the batches that wait for cold values, the first one
+	// reading them, the others behind it in order (cold.go).
+	coldQ []*batch
 }
 
 // workerStats are counters INFO sums over the shards.

@@ -113,10 +113,16 @@ func waitCold(t *testing.T, cl *redis.Client, min int64) {
 }
 
 func TestTieredStorageReadsFourTimesMaxmemoryBackAfterKill9(t *testing.T) {
-	for _, backend := range []string{"uring", "pool"} {
-		t.Run(backend, func(t *testing.T) {
+	// Two shards: a connection's reads of the other shard's cold keys go
+	// there in batches, which wait for their values in order.
+	for _, run := range []struct {
+		backend string
+		shards  int
+	}{{"uring", 1}, {"pool", 1}, {"uring", 2}} {
+		backend, shards := run.backend, run.shards
+		t.Run(fmt.Sprintf("%s/shards=%d", backend, shards), func(t *testing.T) {
 			dir := t.TempDir()
-			s := startServerIn(t, dir, backend, 1, tieredFlags...)
+			s := startServerIn(t, dir, backend, shards, tieredFlags...)
 			c := ctx(t)
 			cl := s.client(2)
 			if v := cl.ConfigGet(c, "tiered-storage").Val()["tiered-storage"]; v != "yes" {
@@ -137,7 +143,7 @@ func TestTieredStorageReadsFourTimesMaxmemoryBackAfterKill9(t *testing.T) {
 			}
 
 			s.kill9()
-			s = startServerIn(t, dir, backend, 1, tieredFlags...)
+			s = startServerIn(t, dir, backend, shards, tieredFlags...)
 			cl = s.client(2)
 			if errs := readCold(t, c, cl, coldKeys); len(errs) > 0 {
 				t.Fatalf("after kill -9: %d reads failed, one: %v", len(errs), errs)
