@@ -53,7 +53,9 @@ func (s *Shard) ColdKeys(cl *keyspace.Client, spec *keyspace.CommandSpec, args [
 // read is left cold: the command's run (Exec) reads it again and answers
 // the error.
 func (s *Shard) WarmKeys(keys []keyspace.ColdKey, done func()) bool {
-	if s.ckpt == nil {
+	if s.ckpt == nil || s.ckpt.mgr == nil {
+		// No checkpoint manager (appendonly no since the boot): the page
+		// loader reports missing files to it, so Exec reads synchronously.
 		return true
 	}
 	start := time.Now()
