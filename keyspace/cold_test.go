@@ -208,3 +208,29 @@ func TestColdInstallRefusesAKeyNoLongerColdThere(t *testing.T) {
 		t.Fatalf("SET without GET needs the cold value of %v", ck)
 	}
 }
+
+func TestNeedsValueOnlyForCommandsThatReadOrRewriteTheValue(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want bool
+	}{
+		{"GET k", true}, {"SET k v", false}, {"SET k v NX KEEPTTL", false}, {"SET k v GET", true},
+		{"SET k get", false}, {"set k v ex 10 get", true}, {"DEL k", false}, {"UNLINK k", false},
+		{"EXISTS k", false}, {"TYPE k", false}, {"TTL k", false}, {"TOUCH k", false},
+		{"OBJECT IDLETIME k", false}, {"OBJECT ENCODING k", true}, {"EXPIRE k 10", true},
+		{"PERSIST k", true}, {"MSET k v", false}, {"APPEND k v", true}, {"RENAME k j", true},
+		{"HGETALL k", true}, {"DUMP k", true},
+	} {
+		args := [][]byte{}
+		for _, a := range strings.Fields(tc.cmd) {
+			args = append(args, []byte(a))
+		}
+		spec := Lookup(args[0])
+		if spec == nil {
+			t.Fatalf("%s: unknown command", tc.cmd)
+		}
+		if got := NeedsValue(spec, args); got != tc.want {
+			t.Errorf("NeedsValue(%s) = %v, want %v", tc.cmd, got, tc.want)
+		}
+	}
+}
