@@ -139,6 +139,7 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 		Cache:    cache,
 		Log:      s.log, // recovery names the shard in its lines
 		OnRedo: func(redo uint64, keys []uint64) {
+			s.ks.SetColdLoad(s.o.ColdLoadAbove)
 			s.ks.BeginLoad(redo, heads.keyLSN)
 			s.ks.Reserve(keys)
 		},
@@ -169,6 +170,7 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 	if s.o.BootHold != nil {
 		s.o.BootHold()
 	}
+	s.ks.Cold = heapReader{st.Heap} // the replay may need cold values (cold.go)
 	s.decideTxns()
 	nextLog := int64(wal.DefaultProgressEvery)
 	res, err := wal.Recover(wal.RecoverOptions{

@@ -30,7 +30,15 @@ func (s *Shard) ReadColdRecord(id heap.RecordID) (heap.Record, error) {
 	if s.ckpt == nil {
 		return heap.Record{}, errors.New("the shard has no heap")
 	}
-	rec, err := s.ckpt.heap.ReadThrough(id, nil)
+	return heapReader{s.ckpt.heap}.ReadColdRecord(id)
+}
+
+// heapReader reads cold values from a heap synchronously: the boot's WAL
+// replay, before the shard holds the heap (loadPersisted).
+type heapReader struct{ h *heap.Heap }
+
+func (r heapReader) ReadColdRecord(id heap.RecordID) (heap.Record, error) {
+	rec, err := r.h.ReadThrough(id, nil)
 	if err != nil {
 		return heap.Record{}, fmt.Errorf("read heap record %v: %w", id, err)
 	}

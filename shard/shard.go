@@ -26,6 +26,10 @@ type Options struct {
 	ProtoMaxBulkLen int64
 	EncodingLimits  keyspace.EncodingLimits // the data types' thresholds
 	Eviction        keyspace.Eviction       // maxmemory-policy and its tunables
+	// ColdLoadAbove, under tiered-storage, is the shard's share of
+	// maxmemory: the boot loads heap records cold (location only) once
+	// the data is over it (keyspace/cold_load.go). 0 loads every value.
+	ColdLoadAbove int64
 
 	AppendOnly     bool   // persistence on: a WAL, a heap, checkpoints
 	AppendFsync    string // always | everysec | no
