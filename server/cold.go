@@ -83,7 +83,7 @@ func (w *worker) waitCold(b *batch) bool {
 // warmBatch starts the reads of the cold values b's commands need and
 // reports whether it must wait for them (coldDone then runs it).
 func (w *worker) warmBatch(b *batch) bool {
-	if !w.ks.HasCold() {
+	if w.ks == nil || !w.ks.HasCold() { // nil: the shard is loading
 		return false
 	}
 	var keys []keyspace.ColdKey
