@@ -130,6 +130,26 @@ func TestTieredStorageReadsFourTimesMaxmemoryBackAfterKill9(t *testing.T) {
 			}
 			writeCold(t, c, cl, coldKeys)
 			waitCold(t, cl, coldKeys/2)
+			if shards > 1 {
+				// MGET over both shards runs as a txn: its parts read
+				// under their holds, synchronously.
+				var keys []string
+				for i := range 64 {
+					keys = append(keys, "cold"+strconv.Itoa(i))
+				}
+				vals, err := cl.MGet(c, keys...).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range vals {
+					if v != coldValue(i) {
+						t.Fatalf("MGET: cold%d = %.40v..., want its own value", i, v)
+					}
+				}
+				if infoInt(t, cl, "cold_reads_sync") == 0 {
+					t.Fatal("MGET over cold keys of two shards read nothing synchronously")
+				}
+			}
 			if errs := readCold(t, c, cl, coldKeys); len(errs) > 0 {
 				t.Fatalf("%d reads failed, one: %v", len(errs), errs)
 			}
