@@ -103,8 +103,13 @@ func (w *worker) warmBatch(b *batch) bool {
 }
 
 // coldDone runs the batch whose values were read, then the batches behind
-// it until one has to wait for its own.
+// it until one has to wait for its own. Under a txn's hold it waits for the
+// release, behind the work that came meanwhile: a batch among that work
+// finds the queue not empty and goes behind the ones here, in order.
 func (w *worker) coldDone() {
+	if !w.whenFree(w.coldDone) {
+		return
+	}
 	b := w.coldQ[0]
 	for {
 		w.coldQ[0] = nil
