@@ -294,3 +294,20 @@ func corruptPages(path string) error {
 	}
 	return f.Sync()
 }
+
+func TestTieredStorageDebugReloadLoadsColdAndReadsBack(t *testing.T) {
+	s := startServer(t, "pool", 2, tieredFlags...)
+	c := ctx(t)
+	cl := s.client(2)
+	writeCold(t, c, cl, coldKeys)
+	waitCold(t, cl, coldKeys/2)
+	if err := cl.Do(c, "DEBUG", "RELOAD").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n := infoInt(t, cl, "cold_keys"); n < coldKeys/2 {
+		t.Fatalf("after DEBUG RELOAD %d cold keys, want the records over maxmemory loaded cold", n)
+	}
+	if errs := readCold(t, c, cl, coldKeys); len(errs) > 0 {
+		t.Fatalf("after DEBUG RELOAD: %d reads failed, one: %v", len(errs), errs)
+	}
+}
