@@ -121,6 +121,9 @@ func (ks *Keyspace) execApply(args [][]byte, w ReplyWriter, lsn uint64) {
 func (ks *Keyspace) applyCmd(op applyOp) {
 	c := Client{DB: op.db}
 	spec := Lookup(op.cmd[0])
+	if ks.Loading && ks.cold.keys > 0 && !ks.warmForReplay(&c, spec, op.cmd, discardReplies{}) {
+		return // its key's cold value is unreadable (cold_load.go)
+	}
 	spec.run(ks, &c, op.cmd, discardReplies{})
 }
 

@@ -33,7 +33,10 @@ func (ks *Keyspace) DebugObject(db int, key []byte) (string, bool) {
 	if sl == nil {
 		return "", false
 	}
-	v := sl.v.value
+	v, err := ks.valueOf(d, sl)
+	if err != nil {
+		return "", false // a cold value that cannot be read: counted (cold.go)
+	}
 	line := fmt.Sprintf("Value at:%p refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
 		unsafe.Pointer(sl), v.refcount(), v.encoding(), len(appendDump(nil, v))-debugDumpTrailer,
 		lfuBits(sl.kw), ks.idleSeconds(sl.kw))

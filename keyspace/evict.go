@@ -11,7 +11,10 @@ import (
 // An evicted key is deleted like an expired one: its DEL goes to the
 // journal first (so the write-ahead log holds it ahead of every write it
 // made room for), then the key leaves the tables, its watchers and
-// tracking clients are told, and it counts in evicted_keys.
+// tracking clients are told, and it counts in evicted_keys. Under
+// tiered-storage (Eviction.Tiered) a victim is made cold instead (cold.go):
+// only a key whose current version is durable in the heap may be, nothing
+// is journaled, and no key is deleted.
 
 // EvictionPolicy is maxmemory-policy.
 type EvictionPolicy uint8
@@ -56,6 +59,10 @@ type Eviction struct {
 	Samples      int // maxmemory-samples: keys sampled per database per pool refill
 	LFULogFactor int // lfu-log-factor
 	LFUDecayTime int // lfu-decay-time, minutes
+	// Tiered is tiered-storage: a victim is made cold instead of deleted,
+	// and only a victim whose current version is durable in the heap
+	// (cold.go); no key is ever deleted.
+	Tiered bool
 }
 
 // SetEviction applies the policy and its tunables.
@@ -98,6 +105,7 @@ type evictState struct {
 	nextDB  int                           // the random policies' next database
 	samples []*slot[entry]
 	vsamp   []*slot[int64]
+	cold    coldCursor // tiered-storage's scan for victims (cold_evict.go)
 }
 
 // DatasetMemory is the memory maxmemory bounds: the tables, keys and
@@ -145,9 +153,14 @@ func (ks *Keyspace) Evict(limit int64, timeLimit time.Duration) Evicted {
 	for n := 1; ; n++ {
 		dbi, h, key, ok := ks.evictionPick()
 		if !ok {
+			ks.cold.failed = ks.Eviction.Tiered
 			return Evicted{Result: EvictFail, LSN: ks.execLSN, Used: used, Took: time.Since(start)}
 		}
-		ks.evictKey(dbi, h, key)
+		if ks.Eviction.Tiered {
+			ks.coolKey(dbi, h, key)
+		} else {
+			ks.evictKey(dbi, h, key)
+		}
 		if used = ks.DatasetMemory(); used <= limit {
 			return Evicted{Result: EvictOK, LSN: ks.execLSN, Used: used, Took: time.Since(start)}
 		}
@@ -180,15 +193,47 @@ func (ks *Keyspace) evictKey(dbi int, h uint64, key []byte) {
 // valid until the next pick. The keys and expires tables share a seed, so
 // the hash serves both.
 func (ks *Keyspace) evictionPick() (int, uint64, []byte, bool) {
+	var dbi int
+	var h uint64
+	var key []byte
+	var ok bool
 	if ks.Eviction.Policy.random() {
-		return ks.randomPick()
+		dbi, h, key, ok = ks.randomPick()
+	} else {
+		dbi, h, key, ok = ks.poolPick()
 	}
-	return ks.poolPick()
+	if !ok && ks.Eviction.Tiered {
+		return ks.coldScan()
+	}
+	return dbi, h, key, ok
 }
 
 // randomPick is allkeys-random and volatile-random: a random key of the
 // next database, in turn, that has one.
 func (ks *Keyspace) randomPick() (int, uint64, []byte, bool) {
+	if !ks.Eviction.Tiered {
+		return ks.randomPickOnce()
+	}
+	for range tieredTries {
+		dbi, h, key, ok := ks.randomPickOnce()
+		if !ok {
+			return dbi, h, key, ok
+		}
+		d := ks.dbs[dbi]
+		if sl := d.keys.find(h, key); sl != nil && ks.coolable(d, sl) {
+			return dbi, h, key, true
+		}
+	}
+	return 0, 0, nil, false
+}
+
+// tieredTries is how many samples (rounds of the pool's, random keys)
+// tiered-storage looks at for a key it may make cold before it gives up
+// until the next run: most keys may be cold already, or dirty.
+const tieredTries = 16
+
+// randomPickOnce is randomPick's one draw.
+func (ks *Keyspace) randomPickOnce() (int, uint64, []byte, bool) {
 	all := ks.Eviction.Policy.allKeys()
 	for range ks.dbs {
 		ks.evict.nextDB = (ks.evict.nextDB + 1) % len(ks.dbs)
@@ -215,7 +260,10 @@ func (ks *Keyspace) randomPick() (int, uint64, []byte, bool) {
 // is the pick (Redis's evictionPoolPopulate and its use).
 func (ks *Keyspace) poolPick() (int, uint64, []byte, bool) {
 	pool := &ks.evict.pool
-	for {
+	for round := 1; ; round++ {
+		if ks.Eviction.Tiered && round > tieredTries {
+			return 0, 0, nil, false // no sample could be made cold
+		}
 		total := 0
 		for dbi, d := range ks.dbs {
 			n := d.expires.count
@@ -238,11 +286,13 @@ func (ks *Keyspace) poolPick() (int, uint64, []byte, bool) {
 			e.used = false
 			d := ks.dbs[e.db]
 			h := d.keys.hash(e.key)
-			var found bool
-			if ks.Eviction.Policy.allKeys() {
-				found = d.keys.find(h, e.key) != nil
-			} else {
+			sl := d.keys.find(h, e.key)
+			found := sl != nil
+			if !ks.Eviction.Policy.allKeys() {
 				found = d.expires.find(h, e.key) != nil
+			}
+			if found && ks.Eviction.Tiered {
+				found = sl != nil && ks.coolable(d, sl)
 			}
 			if found {
 				return e.db, h, e.key, true
@@ -259,7 +309,9 @@ func (ks *Keyspace) populate(dbi int, d *db) {
 	if p.allKeys() {
 		ks.evict.samples = d.keys.sample(ks.evict.samples[:0], n)
 		for _, sl := range ks.evict.samples {
-			ks.poolInsert(dbi, sl.keyBytes(), ks.evictScore(sl.kw))
+			if !ks.Eviction.Tiered || ks.coolable(d, sl) {
+				ks.poolInsert(dbi, sl.keyBytes(), ks.evictScore(sl.kw))
+			}
 		}
 		clear(ks.evict.samples)
 		return
@@ -267,11 +319,15 @@ func (ks *Keyspace) populate(dbi int, d *db) {
 	ks.evict.vsamp = d.expires.sample(ks.evict.vsamp[:0], n)
 	for _, es := range ks.evict.vsamp {
 		key := es.keyBytes()
+		sl := d.keys.find(d.keys.hash(key), key)
+		if ks.Eviction.Tiered && (sl == nil || !ks.coolable(d, sl)) {
+			continue
+		}
 		if p == VolatileTTL {
 			ks.poolInsert(dbi, key, math.MaxUint64-uint64(es.v))
 			continue
 		}
-		if sl := d.keys.find(d.keys.hash(key), key); sl != nil {
+		if sl != nil {
 			ks.poolInsert(dbi, key, ks.evictScore(sl.kw))
 		}
 	}

@@ -46,6 +46,9 @@ func (ks *Keyspace) ExecSpec(c *Client, spec *CommandSpec, args [][]byte, w Repl
 	if ks.expiryPaused {
 		ks.keepExpired = !spec.write
 	}
+	if ks.Loading && ks.cold.keys > 0 && !ks.warmForReplay(c, spec, args, w) {
+		return 0 // a cold value the replayed command needs is unreadable (cold_load.go)
+	}
 	spec.run(ks, c, args, w)
 	return ks.execLSN
 }

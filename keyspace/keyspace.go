@@ -121,6 +121,10 @@ type Keyspace struct {
 	applyOps []applyOp // MOOND.APPLY's ops being applied
 
 	src  source    // the checkpoint source's state (source.go)
+	cold coldState // the cold tier (cold.go)
+
+	// Cold reads cold values synchronously (cold.go): the shard's heap.
+	Cold ColdReader
 	take taking    // the take in progress (take.go)
 	load loadState // the state of a recovery (recovery.go)
 
@@ -140,6 +144,9 @@ type db struct {
 	// dataBytes is the allocator's share for keys and values, as allocSize
 	// estimates it; the tables' own memory comes from dict.memory.
 	dataBytes int64
+	// coldKeys and coldBytes are its cold keys and the memory their
+	// values took when warm (cold.go).
+	coldKeys, coldBytes int64
 
 	expireCursor uint64 // where ActiveExpire's walk of expires resumes
 	avgTTL       int64  // running estimate of the TTL of keys not yet expired
@@ -262,6 +269,9 @@ func (ks *Keyspace) setKey(d *db, h uint64, sl *slot[entry], key []byte, v value
 	if sl == nil {
 		return ks.addKey(d, h, key, "", v)
 	}
+	if ks.cold.keys > 0 && sl.v.isCold() {
+		ks.coldGone(d, sl) // overwritten without a read (cold.go)
+	}
 	d.dataBytes += v.heapBytes() - sl.v.heapBytes()
 	sl.v.value = v
 	if !keepTTL && sl.kw&kwTTL != 0 {
@@ -329,6 +339,9 @@ func (ks *Keyspace) deleteKey(d *db, h uint64, key []byte) bool {
 	}
 	if sl.kw&kwTTL != 0 {
 		d.expires.remove(h, key)
+	}
+	if ks.cold.keys > 0 && sl.v.isCold() {
+		ks.coldGone(d, sl)
 	}
 	d.dataBytes -= allocSize(int64(len(key))) + sl.v.heapBytes()
 	d.keys.removeAt(s, i)

@@ -15,5 +15,9 @@ func (ks *Keyspace) DumpForMigrate(db int, key []byte) (payload []byte, ttl int6
 	if when := ks.expiryOf(ks.db(c), h, sl); when != -1 {
 		ttl = max(when-ks.now, 1)
 	}
-	return appendDump(nil, sl.v.value), ttl, true
+	v, err := ks.valueOf(ks.db(c), sl)
+	if err != nil {
+		return nil, 0, false // a cold value that cannot be read: counted (cold.go)
+	}
+	return appendDump(nil, v), ttl, true
 }

@@ -87,7 +87,14 @@ func (ks *Keyspace) exportSlot(dbi int, sl *slot[entry], now int64, buf []byte) 
 		}
 		k.Expiry = when
 	}
-	switch v := sl.v.value; {
+	v := sl.v.value
+	if v.isCold() {
+		var err error
+		if v, err = ks.valueOf(d, sl); err != nil {
+			return MovedKey{}, buf, false // unreadable: counted (cold.go); WarmKey first to answer it
+		}
+	}
+	switch {
 	case v.isInt():
 		buf = strconv.AppendInt(buf[:0], v.intVal(), 10)
 		k.Value = buf

@@ -60,6 +60,9 @@ type loadState struct {
 	superseded []heap.RecordID
 	slab       loadSlab    // the bytes of the keys and short strings loaded
 	chunked    loadChunked // the chunked values' records, for EndHeap
+	// coldAbove: tiered-storage loads records cold once the data is over
+	// it (cold_load.go); 0 loads every value.
+	coldAbove int64
 	// prefetchLoad's scratch: the slots the batch will fill and those
 	// whose tags are its keys'.
 	ins, tagged [loadBatch]*slot[entry]
@@ -71,7 +74,7 @@ type loadState struct {
 func (ks *Keyspace) BeginLoad(redo uint64, headLSN func(heap.RecordID) (uint64, error)) {
 	ks.Loading = true
 	ks.TrackDirty = true
-	ks.load = loadState{redo: redo, headLSN: headLSN, boot: make(map[pairKey]uint64)}
+	ks.load = loadState{redo: redo, headLSN: headLSN, boot: make(map[pairKey]uint64), coldAbove: ks.load.coldAbove}
 }
 
 // Reserve sizes the tables of the physical databases for keys[i] keys
@@ -259,9 +262,18 @@ func (ks *Keyspace) prepareRecord(p *pendingRecord, hk []byte, id heap.RecordID,
 	if phys >= len(ks.pdbs) {
 		return fail(fmt.Errorf("key of database %d, but the server has %d (--databases)", phys, len(ks.pdbs)))
 	}
-	if inSlab {
+	switch {
+	case ks.loadCold(Kind(head.Kind)):
+		if inSlab {
+			ks.load.slab.unalloc(len(val)) // the last piece: given back
+		}
+		p.v = coldValue(Kind(head.Kind), allocSize(int64(len(val))))
+	case inSlab:
 		p.v = ks.load.slab.stringValue(val) // before the key: it may give the bytes back
-	} else if p.v, err = ks.decodeValue(Kind(head.Kind), val); err != nil {
+	default:
+		p.v, err = ks.decodeValue(Kind(head.Kind), val)
+	}
+	if err != nil {
 		return fail(err)
 	}
 	d := ks.pdbs[phys]
@@ -279,6 +291,9 @@ func (ks *Keyspace) placeRecord(pr *pendingRecord) (heap.RecordID, bool, error) 
 	sl := d.keys.find(h, key)
 	if sl == nil {
 		sl = ks.insertKey(d, h, key, pr.key, v)
+		if v.isCold() {
+			ks.countLoadedCold(d, v)
+		}
 		if head.Expiry != 0 {
 			setExpiryRaw(d, h, sl, head.Expiry)
 		}
@@ -307,8 +322,14 @@ func (ks *Keyspace) placeRecord(pr *pendingRecord) (heap.RecordID, bool, error) 
 	if head.KeyLSN <= oldLSN {
 		return id, true, nil
 	}
+	if sl.v.isCold() {
+		ks.coldGone(d, sl)
+	}
 	d.dataBytes += v.heapBytes() - sl.v.heapBytes()
 	sl.v.value = v
+	if v.isCold() {
+		ks.countLoadedCold(d, v)
+	}
 	if head.Expiry != 0 {
 		setExpiryRaw(d, h, sl, head.Expiry)
 	} else {

@@ -17,7 +17,8 @@ import (
 // encoding) and returns how many keys and how many with a TTL it wrote.
 // Keys already past their TTL are left out: the replica would drop them
 // at once, and the master's expiry of them logs a DEL that the replica
-// applies to nothing.
+// applies to nothing. A cold value is read from the heap (not installed);
+// one that cannot be read is left out and counted as a cold read miss.
 func (ks *Keyspace) AppendSnapshotDB(dst []byte, db int) (out []byte, keys, expires int) {
 	d := ks.dbs[db]
 	now := ks.Now()
@@ -31,7 +32,11 @@ func (ks *Keyspace) AppendSnapshotDB(dst []byte, db int) (out []byte, keys, expi
 			}
 			expires++
 		}
-		payload = appendDump(payload[:0], sl.v.value)
+		v, err := ks.valueOf(d, sl)
+		if err != nil {
+			return // a cold value that cannot be read: counted (cold.go)
+		}
+		payload = appendDump(payload[:0], v)
 		dst = rdb.AppendFileEntry(dst, sl.keyBytes(), payload, when)
 		keys++
 	})

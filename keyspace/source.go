@@ -379,6 +379,9 @@ func (ks *Keyspace) Version(hk []byte) checkpoint.Version {
 		ks.oldParts(&v, ks.src.chunks[pair])
 		return v
 	}
+	if sl.v.isCold() {
+		panic(fmt.Sprintf("keyspace: the checkpoint took cold key %q: a cold key is clean (cold.go)", key))
+	}
 	when := ks.expiryOf(d, h, sl)
 	v.Live = true
 	v.Record = heap.Record{Key: hk, Kind: uint8(sl.v.kind()), KeyLSN: lsn}
@@ -457,15 +460,18 @@ func (ks *Keyspace) Placed(hk []byte, id heap.RecordID, parts []heap.RecordID, l
 	}
 }
 
-// RedirtyFile handles a heap file that vanished: every key whose location
-// is in it loses the location and is marked dirty, and so is every pair
+// RedirtyFile handles a heap file that vanished: every warm key whose
+// location is in it loses the location and is marked dirty (a cold key
+// keeps it: its value went with the file, see cold.go), and so is every pair
 // whose grave is in it (the grave is forgotten: there is nothing left to
 // free). It returns how many keys and graves it changed.
 func (ks *Keyspace) RedirtyFile(file uint32) int {
 	n := 0
 	for _, d := range ks.pdbs {
 		d.keys.each(func(sl *slot[entry]) {
-			if sl.v.loc&locWhere == 0 {
+			if sl.v.loc&locWhere == 0 || sl.v.isCold() {
+				// A cold key keeps its location: its value is lost with
+				// the file, and reading it answers an error (cold.go).
 				return
 			}
 			if id, _ := ks.slotLoc(d.phys, sl); id.File != file {
@@ -509,6 +515,7 @@ func (ks *Keyspace) dropDB(i int) {
 	if ks.TrackDirty {
 		d.keys.each(func(sl *slot[entry]) { ks.removedRaw(d, sl) })
 	}
+	ks.cold.keys -= d.coldKeys
 	muts := d.keys.muts
 	*d = *ks.newDB(d.phys)
 	d.keys.muts = muts + 1 // slots of the old table are stale (see placeHint)

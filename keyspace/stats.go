@@ -18,7 +18,10 @@ type Stats struct {
 func (ks *Keyspace) Stats() Stats { return ks.stats }
 
 // ResetStats zeroes the statistics (CONFIG RESETSTAT).
-func (ks *Keyspace) ResetStats() { ks.stats = Stats{} }
+func (ks *Keyspace) ResetStats() {
+	ks.stats = Stats{}
+	ks.cold.stats = ColdStats{} // the counters; the cold keys stay counted (cold.go)
+}
 
 // DBInfo is one database's line of INFO's keyspace section:
 // "db0:keys=1,expires=0,avg_ttl=0".

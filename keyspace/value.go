@@ -227,6 +227,8 @@ func (v value) heapBytes() int64 {
 		return allocSize(int64(v.w & lenMask))
 	case v.tag() == tagBuf:
 		return allocSize(24) + allocSize(int64(cap(*v.buf())))
+	case v.isCold():
+		return 0 // in the heap, not in memory (cold.go)
 	}
 	return v.objType().heapBytes(v.p)
 }

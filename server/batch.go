@@ -45,6 +45,8 @@ type batch struct {
 	ends []int
 	// parked[i] is item i's wait when it blocked (nil: no item did).
 	parked []*blocked
+	// warmed: its cold values were read (cold.go); it runs now.
+	warmed bool
 }
 
 // queueRemote adds an item for shard target to this iteration's batch.
@@ -75,6 +77,9 @@ func (w *worker) postBatches() {
 func (w *worker) runBatch(b *batch) {
 	if !w.whenFree(func() { w.runBatch(b) }) {
 		return // a txn holds this shard (txn.go)
+	}
+	if !w.closing && w.waitCold(b) {
+		return // its cold values are read first (cold.go)
 	}
 	if w.closing {
 		b.ends = make([]int, len(b.items))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/shard"
 )
@@ -29,6 +30,7 @@ type shardInfo struct {
 	misses   int64
 	dataMem  int64
 	evicted  int64
+	cold     keyspace.ColdStats // the cold tier's figures (info_cold.go)
 	// overTotal and overNow are the ms this shard spent over its share of
 	// maxmemory, in all and in the episode going on (evict.go).
 	overTotal, overNow int64
@@ -56,6 +58,7 @@ func (w *worker) collectInfo() shardInfo {
 	st := w.ks.Stats()
 	si.expired, si.hits, si.misses, si.dataMem = st.ExpiredKeys, st.KeyspaceHits, st.KeyspaceMisses, w.ks.UsedMemory()
 	si.evicted = st.EvictedKeys
+	si.cold = w.ks.ColdStats()
 	si.shard = w.sh.Info()
 	for i := 0; i < w.ks.NumDBs(); i++ {
 		db := w.ks.DBInfo(i)
@@ -124,6 +127,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		tot.misses += si.misses
 		tot.dataMem += si.dataMem
 		tot.evicted += si.evicted
+		addColdStats(&tot.cold, &si.cold)
 		tot.overTotal = max(tot.overTotal, si.overTotal)
 		tot.overNow = max(tot.overNow, si.overNow)
 		tot.shard.Changes += si.shard.Changes
@@ -222,6 +226,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		kv("mem_fragmentation_ratio", fmt.Sprintf("%.2f", ratio))
 		kv("mem_allocator", "go-"+goruntime.Version())
 		kv("lazyfree_pending_objects", 0)
+		writeInfoColdMemory(kv, cfg.TieredStorage, &tot.cold)
 	case "persistence":
 		b.WriteString("# Persistence\r\n")
 		loading := s.loading.Load()
@@ -266,6 +271,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, sec string, infos []shardI
 		kv("expired_stale_perc", "0.00")
 		kv("expired_time_cap_reached_count", 0)
 		kv("evicted_keys", tot.evicted)
+		writeInfoColdStats(kv, &tot.cold)
 		kv("evicted_clients", 0)
 		// A shard over its share is the server over maxmemory: the
 		// longest of the shards' times.

@@ -245,6 +245,9 @@ func (c *conn) execLocal(args [][]byte) { c.execLocalSpec(keyspace.Lookup(args[0
 
 // execLocalSpec is execLocal for a command already looked up.
 func (c *conn) execLocalSpec(spec *keyspace.CommandSpec, args [][]byte) {
+	if c.w.ks != nil && c.w.ks.HasCold() && c.parkCold(spec, args) {
+		return // it runs once its cold values are read (cold.go)
+	}
 	if c.queue.empty() {
 		start := len(c.out.Buf)
 		c.noteWrite(c.w.exec(&c.client, spec, args, &c.out))

@@ -71,7 +71,7 @@ func (s *Server) evictionSettingsLocked() evictionSettings {
 	policy, _ := keyspace.ParseEvictionPolicy(s.cfg.MaxMemoryPolicy)
 	st := evictionSettings{
 		eviction: keyspace.Eviction{Policy: policy, Samples: s.cfg.MaxMemorySamples,
-			LFULogFactor: s.cfg.LFULogFactor, LFUDecayTime: s.cfg.LFUDecayTime},
+			LFULogFactor: s.cfg.LFULogFactor, LFUDecayTime: s.cfg.LFUDecayTime, Tiered: s.cfg.TieredStorage},
 		timeLimit: tenacityLimit(s.cfg.MaxMemoryEvictionTenacity),
 	}
 	if s.cfg.MaxMemory > 0 {

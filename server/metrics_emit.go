@@ -78,6 +78,7 @@ func (e emitter) shard(sh string, si *shardInfo) {
 	e.counter(descHits, si.hits, sh)
 	e.counter(descMisses, si.misses, sh)
 	e.gauge(descDatasetMem, float64(si.dataMem), sh)
+	e.cold(sh, &si.cold)
 
 	e.wal(sh, si)
 	e.checkpoint(sh, si)

@@ -133,6 +133,7 @@ func (m *mover) moveFrom(s *Server, from int) (int, error) {
 		// --test-hold-boot holds each old shard's recovery too: a test
 		// sees the LOADING state of a reshard.
 		o.CrashAt, o.WrapBackend = shard.CrashPoint{}, nil
+		o.ColdLoadAbove = 0 // every value loads: each is exported at once
 		o.Log = s.log.With("reshard", "old")
 		o.Progress = s.progress[len(s.workers)+j]
 		n, err := shard.ExportKeys(m.loops[0], o, func(k keyspace.MovedKey) error { return m.add(k) })

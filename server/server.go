@@ -347,6 +347,9 @@ func (s *Server) shardOptions(id int) shard.Options {
 		WALRecordLimit:  s.WALRecordLimit,
 		OnLatency:       s.latencyEvent,
 	}
+	if ev := s.evictionSettingsLocked(); ev.eviction.Tiered && ev.eviction.Policy != keyspace.NoEviction {
+		o.ColdLoadAbove = ev.limit // a data set over maxmemory boots cold (keyspace/cold_load.go)
+	}
 	if d := s.txnDecision.Load(); d != nil {
 		o.Txns = d.wait
 	}

@@ -30,6 +30,9 @@ type gatherKey struct {
 	// the shard answered (the mailboxes order the two).
 	before keyspace.MovedKey
 	found  bool
+	// coldErr is the error reply when the key's value is cold and could
+	// not be read (keyspace/cold.go): the command answers it.
+	coldErr string
 }
 
 // runGathered runs spec, whose keys (at pos in args) live on several
@@ -75,7 +78,11 @@ func gatherExport(t *txn, keys []*gatherKey, proto int, then func()) {
 			}
 			now := w.ks.Now()
 			for _, k := range keys {
-				if k.shard == w.id {
+				if k.shard != w.id {
+					continue
+				}
+				// Under the hold: a cold value is read synchronously.
+				if k.coldErr = w.ks.WarmKey(k.db, k.key); k.coldErr == "" {
 					k.before, k.found = w.ks.ExportKey(k.db, k.key, now)
 				}
 			}
@@ -120,17 +127,24 @@ func (c *conn) gatherKeys(spec *keyspace.CommandSpec, args [][]byte, pos []int, 
 func (c *conn) gatheredRun(t *txn, spec *keyspace.CommandSpec, args [][]byte, db int, keys []*gatherKey, proto int, release bool, finish func([]byte)) {
 	scratch := keyspace.NewKeyspace(c.w.srv.databases(), c.w.ks.Now)
 	scratch.Limits = c.w.ks.Limits
+	fail := func(msg string) {
+		for _, s := range t.shards {
+			if release {
+				t.release(s)
+			}
+		}
+		w := resp.Writer{Proto: proto}
+		w.Error(msg)
+		finish(w.Buf)
+	}
 	for _, k := range keys {
+		if k.coldErr != "" {
+			fail(k.coldErr)
+			return
+		}
 		if k.found {
 			if err := scratch.ImportKey(k.before); err != nil {
-				for _, s := range t.shards {
-					if release {
-						t.release(s)
-					}
-				}
-				w := resp.Writer{Proto: proto}
-				w.Error("ERR internal error: " + err.Error())
-				finish(w.Buf)
+				fail("ERR internal error: " + err.Error())
 				return
 			}
 		}

@@ -84,6 +84,10 @@ type worker struct {
 	stats   workerStats
 	ticker  *runtime.Timer
 	hz      int
+
+	// coldQ are the batches that wait for cold values, the first one
+	// reading them, the others behind it in order (cold.go).
+	coldQ []*batch
 }
 
 // workerStats are counters INFO sums over the shards.

@@ -139,6 +139,7 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 		Cache:    cache,
 		Log:      s.log, // recovery names the shard in its lines
 		OnRedo: func(redo uint64, keys []uint64) {
+			s.ks.SetColdLoad(s.o.ColdLoadAbove)
 			s.ks.BeginLoad(redo, heads.keyLSN)
 			s.ks.Reserve(keys)
 		},
@@ -169,6 +170,7 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 	if s.o.BootHold != nil {
 		s.o.BootHold()
 	}
+	s.ks.Cold = heapReader{st.Heap} // the replay may need cold values (cold.go)
 	s.decideTxns()
 	nextLog := int64(wal.DefaultProgressEvery)
 	res, err := wal.Recover(wal.RecoverOptions{
@@ -194,6 +196,7 @@ func (s *Shard) loadPersisted() (*wal.RecoverResult, *recovery.State, []heap.Rec
 		st.Heap.Close()
 		return nil, nil, nil, fmt.Errorf("shard %d: WAL recovery: %w", s.id, err)
 	}
+	s.ks.Cold = s // cold values are read from this heap (cold.go)
 	s.ckpt = &ckpt{heap: st.Heap, man: st.Manifest, bootSave: st.LastCheckpoint,
 		loading: make(map[heap.PageID][]func(error)),
 		opening: make(map[uint32][]func(runtime.FD, error)), readFDs: make(map[uint32]runtime.FD)}

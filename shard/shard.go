@@ -26,6 +26,10 @@ type Options struct {
 	ProtoMaxBulkLen int64
 	EncodingLimits  keyspace.EncodingLimits // the data types' thresholds
 	Eviction        keyspace.Eviction       // maxmemory-policy and its tunables
+	// ColdLoadAbove, under tiered-storage, is the shard's share of
+	// maxmemory: the boot loads heap records cold (location only) once
+	// the data is over it (keyspace/cold_load.go). 0 loads every value.
+	ColdLoadAbove int64
 
 	AppendOnly     bool   // persistence on: a WAL, a heap, checkpoints
 	AppendFsync    string // always | everysec | no
@@ -240,6 +244,13 @@ func (s *Shard) Exec(cl *keyspace.Client, spec *keyspace.CommandSpec, args [][]b
 		out.Error(s.Misconf())
 		return 0
 	}
+	if s.ks.HasCold() {
+		// What the server did not warm on the ring is read here (cold.go).
+		if msg := s.ks.WarmSync(cl, spec, args); msg != "" {
+			out.Error(msg)
+			return 0
+		}
+	}
 	return s.ks.ExecSpec(cl, spec, args, out)
 }
 
@@ -293,7 +304,8 @@ func (s *Shard) Close(done func(error)) {
 func (s *Shard) SetEviction(e keyspace.Eviction) { s.ks.SetEviction(e) }
 
 // Evict deletes keys by the eviction policy until the shard's data is at
-// most limit bytes (keyspace.Evict). A shard that cannot log evicts
+// most limit bytes (keyspace.Evict); under tiered-storage it makes them
+// cold instead, and asks for a checkpoint when no key could be (cold.go). A shard that cannot log evicts
 // nothing: an evicted key's deletion must reach the WAL before the key
 // leaves memory, or a crash would bring it back while the memory it took
 // was counted as free.
@@ -303,7 +315,9 @@ func (s *Shard) Evict(limit int64, timeLimit time.Duration) keyspace.Evicted {
 			return keyspace.Evicted{Result: keyspace.EvictFail, Used: used}
 		}
 	}
-	return s.ks.Evict(limit, timeLimit)
+	ev := s.ks.Evict(limit, timeLimit)
+	s.coldStuck()
+	return ev
 }
 
 // SetEncodingLimits applies CONFIG SET of the encoding thresholds: values

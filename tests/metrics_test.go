@@ -104,6 +104,8 @@ var perShardFamilies = []string{
 	"moond_checkpoint_redo_lsn_lag", "moond_checkpoint_dirty_keys", "moond_heap_files", "moond_heap_pages",
 	"moond_heap_bytes", "moond_heap_vanished_retired_total", "moond_heap_vanished_unexpected_total",
 	"moond_poisoned", "moond_scrape_shard_timeouts_total", "moond_loading_loaded_bytes", "moond_loading_total_bytes",
+	"moond_cold_keys", "moond_cold_bytes", "moond_cold_cooled_total", "moond_cold_reads_total",
+	"moond_cold_read_errors_total", "moond_cold_read_duration_seconds",
 }
 
 // perShardWhenUsed are per-shard families that have samples once the

@@ -498,6 +498,17 @@ func (h *Heap) Read(id RecordID, buf []byte) (Record, error) {
 	return Record{Key: buf[:v.KeyLen:v.KeyLen], Kind: v.Kind, Expiry: v.Expiry, KeyLSN: v.KeyLSN, Value: buf[v.KeyLen:]}, nil
 }
 
+// ReadThrough is Read that reads the pages missing from the cache from
+// their file, synchronously, whatever Options.ReadMisses says: a cold
+// value needed where its reader cannot wait for the ring (a step under a
+// transaction's hold). The pages it reads stay cached, clean.
+func (h *Heap) ReadThrough(id RecordID, buf []byte) (Record, error) {
+	prev := h.readMisses
+	h.readMisses = true
+	defer func() { h.readMisses = prev }()
+	return h.Read(id, buf)
+}
+
 // Head returns what the record at id says about itself, without its bytes.
 func (h *Heap) Head(id RecordID) (RecordHead, error) {
 	_, v, err := h.record(id)

@@ -65,6 +65,9 @@ type Config struct {
 	LFULogFactor              int
 	LFUDecayTime              int
 	MaxMemoryEvictionTenacity int
+	// TieredStorage is tiered-storage: under maxmemory, values durable in
+	// the heap are made cold instead of their keys evicted (DESIGN §4).
+	TieredStorage bool
 	// OutputBufferLimits is client-output-buffer-limit, by class
 	// (ClassNormal, ClassReplica, ClassPubSub).
 	OutputBufferLimits [numClasses]OutputBufferLimit
