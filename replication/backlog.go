@@ -9,8 +9,9 @@ import (
 
 // Backlog is a master's replication stream: one sequence of RESP commands
 // for the whole server, counted in bytes from the master's offset 0, of
-// which the last Size bytes are kept (Redis's repl-backlog-size) for the
-// replicas to read at their own pace. Every shard feeds it on its own
+// which the last Size bytes are kept (Redis's repl-backlog-size; the ring
+// grows to that size as the stream does) for the replicas to read at
+// their own pace. Every shard feeds it on its own
 // thread (Add, under the mutex), and the assembler (assemble.go) makes the
 // stream one interleaving of the shards' units in which each shard keeps
 // its order and each txn over several shards is one MULTI/EXEC; a
@@ -18,7 +19,8 @@ import (
 type Backlog struct {
 	mu     sync.Mutex
 	more   *sync.Cond
-	buf    []byte // ring of len(buf) bytes
+	buf    []byte // ring of len(buf) bytes, at most limit
+	limit  int    // the size the ring may grow to
 	off    int64  // bytes ever appended: the master's replication offset
 	hist   int64  // bytes held, at most len(buf)
 	lastDB int    // the database the stream last selected, -1 for none
@@ -41,9 +43,13 @@ var ErrBehind = errors.New("replication: the replica fell behind the backlog")
 // ErrClosed is Read's error once the backlog is closed.
 var ErrClosed = errors.New("replication: the backlog is closed")
 
-// NewBacklog returns an empty backlog of size bytes.
+// initialRing is the ring's size until the stream outgrows it.
+const initialRing = 64 << 10
+
+// NewBacklog returns an empty backlog of size bytes (at least MinSize).
 func NewBacklog(size int) *Backlog {
-	b := &Backlog{buf: make([]byte, max(size, MinSize)), lastDB: -1}
+	size = max(size, MinSize)
+	b := &Backlog{buf: make([]byte, min(size, initialRing)), limit: size, lastDB: -1}
 	b.more = sync.NewCond(&b.mu)
 	b.asm = newAssembler(b.emitLocked)
 	return b
@@ -132,8 +138,12 @@ func (b *Backlog) Ping() {
 	b.more.Broadcast()
 }
 
-// appendLocked copies p into the ring.
+// appendLocked copies p into the ring, grown first when p would overwrite
+// bytes a larger ring may keep.
 func (b *Backlog) appendLocked(p []byte) {
+	if need := b.hist + int64(len(p)); need > int64(len(b.buf)) && len(b.buf) < b.limit {
+		b.relayoutLocked(int(min(int64(b.limit), max(need, 2*int64(len(b.buf))))))
+	}
 	size := int64(len(b.buf))
 	for len(p) > 0 {
 		at := b.off % size
@@ -175,29 +185,41 @@ func (b *Backlog) Reset() {
 	b.mu.Unlock()
 }
 
-// Size is the ring's size in bytes.
+// Size is the size the ring keeps (repl-backlog-size).
 func (b *Backlog) Size() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.buf)
+	return b.limit
 }
 
-// Resize makes the ring size bytes (at least MinSize), keeping the last
-// bytes it held that fit (Redis 7.0 trims its backlog to a smaller size
-// and grows it in place).
+// Resize makes the backlog keep size bytes (at least MinSize): a smaller
+// one keeps the last bytes it held that fit, a larger one grows as the
+// stream does (as Redis 7.0 trims its backlog, or lets it grow).
 func (b *Backlog) Resize(size int) {
 	size = max(size, MinSize)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if size == len(b.buf) {
-		return
+	b.limit = size
+	if len(b.buf) > size {
+		b.relayoutLocked(size)
 	}
+}
+
+// relayoutLocked moves the ring into one of size bytes, keeping the last
+// bytes held that fit, each at its offset's place.
+func (b *Backlog) relayoutLocked(size int) {
 	keep := min(b.hist, int64(size))
 	old := b.copyLocked(nil, b.off-keep, keep)
 	b.buf = make([]byte, size)
 	b.off -= keep
 	b.hist = 0
-	b.appendLocked(old)
+	for len(old) > 0 { // appendLocked without the growth: it fits
+		at := b.off % int64(size)
+		n := copy(b.buf[at:], old)
+		old = old[n:]
+		b.off += int64(n)
+		b.hist += int64(n)
+	}
 }
 
 // Stats returns the master offset, the offset of the first byte held

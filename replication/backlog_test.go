@@ -122,3 +122,22 @@ func TestBacklogResize(t *testing.T) {
 		t.Fatalf("after growing: hist %d", hist)
 	}
 }
+
+// TestBacklogGrowsToItsSize: the ring starts small and grows with the
+// stream up to its size, then keeps the last size bytes.
+func TestBacklogGrowsToItsSize(t *testing.T) {
+	b := NewBacklog(256 << 10)
+	val := []byte(strings.Repeat("v", 1000))
+	for b.Offset() < 200<<10 {
+		b.Feed(0, [][]byte{[]byte("SET"), []byte("k"), val})
+	}
+	if _, first, hist := b.Stats(); first != 1 || hist != b.Offset() {
+		t.Fatalf("200 KB into a 256 KB backlog: first %d, hist %d", first, hist)
+	}
+	for b.Offset() < 600<<10 {
+		b.Feed(0, [][]byte{[]byte("SET"), []byte("k"), val})
+	}
+	if _, _, hist := b.Stats(); hist != 256<<10 {
+		t.Fatalf("600 KB into a 256 KB backlog: hist %d", hist)
+	}
+}

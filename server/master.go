@@ -13,8 +13,6 @@ import (
 // server's replicas, the one backlog every shard feeds while there are
 // any, and the PING of repl-ping-replica-period.
 
-// replBacklogSize is Redis's default repl-backlog-size.
-const replBacklogSize = 1 << 20
 
 // masterState is what the server keeps of its replicas.
 type masterState struct {
@@ -48,7 +46,7 @@ func (s *Server) attachReplica(r *replica) int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.backlog == nil {
-		m.backlog = replication.NewBacklog(replBacklogSize)
+		m.backlog = replication.NewBacklog(ringSize(s.backlogSize()))
 	}
 	r.backlog = m.backlog
 	m.replicas = append(m.replicas, r)
