@@ -10,15 +10,16 @@ import (
 // MULTI/EXEC). The parts' keys are disjoint (a key lives on one shard), so
 // any order that keeps each part's order leaves the replica with the same
 // data, but for the commands that act on every shard's keys: FLUSHALL,
-// FLUSHDB and SWAPDB. Each shard logs those it ran (SWAPDB always, a flush
-// when it had keys to drop), at the place it ran them in the txn's order:
-// they are barriers. When every non-empty part logged the same barriers,
-// the parts are cut at them and merged segment by segment: first every
-// part's commands before the first barrier, then the barrier once, and so
-// on, which is the order the master ran them in. When they differ (an EXEC
-// that flushed while some shard had no keys of it), the parts are
-// concatenated in shard order, each SWAPDB kept once: DESIGN.md says where
-// that may differ from the master.
+// FLUSHDB and SWAPDB. Each shard logs those it ran at the place it ran
+// them in the txn's order (SWAPDB always, a flush only when it had keys to
+// drop): they are barriers. The parts are cut at their barriers and merged
+// segment by segment: every part's commands before the first barrier, the
+// barrier once, and so on, which is the order the master ran them in.
+// A part that logged fewer barriers (a shard with no keys at a flush) is
+// aligned at the end: its commands go after the barriers it did not log
+// (see DESIGN.md for why that leaves the same data). When a part's
+// barriers are not the last ones of the longest list, the parts are
+// concatenated in shard order, each SWAPDB kept once.
 
 // barrierKey names a command that acts on every shard's keys ("" for
 // another): FLUSHALL, FLUSHDB with its database, SWAPDB with its two.
@@ -57,42 +58,41 @@ func segments(u *Unit) (barriers []string, at []int, segs [][]int) {
 // one list.
 func mergeParts(parts []*Unit) (dbs []int, cmds [][][]byte) {
 	var (
-		barriers []string
-		first    *Unit // the first non-empty part: its barriers are kept
-		firstAt  []int
-		cut      = make([][][]int, len(parts))
-		aligned  = true
+		skel   *Unit // the part with the most barriers: its barriers are sent
+		skelB  []string
+		skelAt []int
+		bars   = make([][]string, len(parts))
+		cut    = make([][][]int, len(parts))
 	)
 	for i, u := range parts {
 		if len(u.Cmds) == 0 {
 			continue
 		}
 		b, at, segs := segments(u)
-		cut[i] = segs
-		if first == nil {
-			first, firstAt, barriers = u, at, b
-		} else if !slices.Equal(b, barriers) {
-			aligned = false
+		bars[i], cut[i] = b, segs
+		if skel == nil || len(b) > len(skelB) {
+			skel, skelB, skelAt = u, b, at
 		}
 	}
-	if first == nil {
+	if skel == nil {
 		return nil, nil
 	}
-	if !aligned {
-		return concatParts(parts)
+	for i := range parts {
+		if cut[i] != nil && !slices.Equal(bars[i], skelB[len(skelB)-len(bars[i]):]) {
+			return concatParts(parts)
+		}
 	}
-	for seg := 0; seg <= len(barriers); seg++ {
+	for seg := 0; seg <= len(skelB); seg++ {
 		for i, u := range parts {
-			if cut[i] == nil {
-				continue
-			}
-			for _, j := range cut[i][seg] {
-				dbs, cmds = append(dbs, u.DBs[j]), append(cmds, u.Cmds[j])
+			if j := seg - (len(skelB) - len(bars[i])); cut[i] != nil && j >= 0 {
+				for _, c := range cut[i][j] {
+					dbs, cmds = append(dbs, u.DBs[c]), append(cmds, u.Cmds[c])
+				}
 			}
 		}
-		if seg < len(barriers) {
-			j := firstAt[seg]
-			dbs, cmds = append(dbs, first.DBs[j]), append(cmds, first.Cmds[j])
+		if seg < len(skelB) {
+			c := skelAt[seg]
+			dbs, cmds = append(dbs, skel.DBs[c]), append(cmds, skel.Cmds[c])
 		}
 	}
 	return dbs, cmds

@@ -44,7 +44,8 @@ func joinArgs(c [][]byte) [][]byte {
 // TestMergeBarriers: a command over every shard's keys that each shard
 // logged (SWAPDB, a flush of shards that all had keys) is sent once, with
 // every part's commands before it ahead of it and those after it behind;
-// parts that logged different barriers are concatenated, SWAPDB once.
+// a part without a flush (its shard had no keys) goes after it; parts
+// whose barriers do not align are concatenated, SWAPDB once.
 func TestMergeBarriers(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -56,7 +57,9 @@ func TestMergeBarriers(t *testing.T) {
 		{"exec with a flush", []*Unit{unitOf(0, "SET a 1", "FLUSHDB", "SET a 2"), unitOf(1, "SET b 1", "FLUSHDB", "SET b 2")},
 			[]string{"SET a 1", "SET b 1", "FLUSHDB", "SET a 2", "SET b 2"}},
 		{"plain", []*Unit{unitOf(0, "SET a 1", "DEL c"), unitOf(1, "SET b 1")}, []string{"SET a 1", "DEL c", "SET b 1"}},
-		{"unaligned", []*Unit{unitOf(0, "SET a 1", "SWAPDB 0 1", "FLUSHALL"), unitOf(1, "SWAPDB 0 1", "SET b 1")},
+		{"a shard empty at the flush", []*Unit{unitOf(0, "SET a 1"), unitOf(1, "SET b 1", "FLUSHALL"), unitOf(2, "SET c 1", "FLUSHALL", "SET c 2")},
+			[]string{"SET b 1", "SET c 1", "FLUSHALL", "SET a 1", "SET c 2"}},
+		{"not a suffix", []*Unit{unitOf(0, "SET a 1", "SWAPDB 0 1", "FLUSHALL"), unitOf(1, "SWAPDB 0 1", "SET b 1")},
 			[]string{"SET a 1", "SWAPDB 0 1", "FLUSHALL", "SET b 1"}},
 	} {
 		if got := mergedText(c.parts...); !slices.Equal(got, c.want) {

@@ -1,12 +1,18 @@
 package tests
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -215,4 +221,79 @@ func TestMasterTxnAtomicOnRedisReplica(t *testing.T) {
 		t.Fatal(bad)
 	}
 	t.Logf("%d reads of the replica", reads)
+}
+
+// TestMasterStreamCrossShardTxn reads a 4-shard master's stream as a
+// replica does: an MSET over every shard is one MULTI/EXEC, FLUSHALL and
+// SWAPDB (logged by every shard) come once, and an EXEC that flushes
+// between writes on two shards keeps the flush between them, also when
+// the later write's shard had no keys to flush.
+func TestMasterStreamCrossShardTxn(t *testing.T) {
+	const shards = 4
+	s := startServer(t, "uring", shards)
+	m := s.client(2)
+	k := make([]string, shards)
+	for i := range k {
+		k[i] = keyOnShardOf(fmt.Sprintf("k%d-", i), i, shards)
+	}
+	conn, err := net.Dial("tcp", s.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(20 * time.Second))
+	br := bufio.NewReader(conn)
+	conn.Write([]byte("PSYNC ? -1\r\n"))
+	for _, prefix := range []string{"+FULLRESYNC ", "$"} {
+		line, err := br.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, prefix) {
+			t.Fatalf("%q, want %s...: %v", line, prefix, err)
+		}
+		if prefix == "$" {
+			n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+			io.CopyN(io.Discard, br, int64(n))
+		}
+	}
+	waitOnline(t, m)
+	do := func(args ...any) {
+		t.Helper()
+		if err := m.Do(ctx(t), args...).Err(); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	exec := func(cmds ...[]any) {
+		t.Helper()
+		if _, err := m.TxPipelined(ctx(t), func(p redis.Pipeliner) error {
+			for _, c := range cmds {
+				p.Do(ctx(t), c...)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	do("MSET", k[0], 1, k[1], 1, k[2], 1, k[3], 1)
+	do("FLUSHALL")
+	do("SWAPDB", 0, 1)
+	do("SET", k[1], "x")
+	// Shard 1 logs SET and the flush, shard 0 (no keys) only its SET,
+	// which must come after the flush.
+	exec([]any{"SET", k[1], "before"}, []any{"FLUSHALL"}, []any{"SET", k[0], "after"})
+	do("SET", "end", 1)
+	want := []string{
+		"MULTI", "MSET " + k[0], "MSET " + k[1], "MSET " + k[2], "MSET " + k[3], "EXEC",
+		"FLUSHALL", "SWAPDB 0", "SET " + k[1],
+		"MULTI", "SET " + k[1], "FLUSHALL", "SET " + k[0], "EXEC", "SET end",
+	}
+	var got []string
+	for len(got) < len(want) {
+		args := readStreamCommand(t, br)
+		if name := strings.ToUpper(args[0]); name == "SELECT" || name == "PING" {
+			continue
+		}
+		got = append(got, strings.Join(args[:min(len(args), 2)], " "))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("stream:\n%q\nwant\n%q", got, want)
+	}
 }
