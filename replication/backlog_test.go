@@ -1,8 +1,15 @@
 package replication
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -140,4 +147,100 @@ func TestBacklogGrowsToItsSize(t *testing.T) {
 	if _, _, hist := b.Stats(); hist != 256<<10 {
 		t.Fatalf("600 KB into a 256 KB backlog: hist %d", hist)
 	}
+}
+
+// TestBacklogShardsFeedConcurrently: four goroutines, one per shard, feed
+// records and their parts of txns over every shard while a reader reads
+// the stream: each txn arrives as one MULTI/EXEC of its four parts, and
+// each shard's records arrive in order (run it with -race).
+func TestBacklogShardsFeedConcurrently(t *testing.T) {
+	const shards, txns = 4, 300
+	b := NewBacklog(64 << 20)
+	ep := b.Epoch()
+	all := []int{0, 1, 2, 3}
+	var wg sync.WaitGroup
+	for s := range shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range txns {
+				rec := [][]byte{[]byte("SET"), []byte(fmt.Sprintf("r%d.%d", s, i))}
+				b.Add(ep, &Unit{Shard: s, DBs: []int{0}, Cmds: [][][]byte{rec}})
+				part := [][]byte{[]byte("SET"), []byte(fmt.Sprintf("t%d.%d", i+1, s))}
+				b.Add(ep, &Unit{Shard: s, Txid: uint64(i + 1), Shards: all, DBs: []int{0}, Cmds: [][][]byte{part}})
+			}
+		}()
+	}
+	var stream []byte
+	var quit atomic.Bool
+	go func() { wg.Wait(); quit.Store(true); b.Wake() }()
+	for {
+		var err error
+		if stream, err = b.Read(stream, int64(len(stream)), 1<<20, &quit); err != nil {
+			break // the feeders are done
+		}
+	}
+	var more atomic.Bool
+	if b.Offset() > int64(len(stream)) { // Read waits for bytes past its position
+		stream, _ = b.Read(stream, int64(len(stream)), 64<<20, &more)
+	}
+	br := bufio.NewReader(bytes.NewReader(stream))
+	var inTxn []string
+	next := make([]int, shards)
+	multi, txn := false, 0
+	for {
+		cmd, err := readRESPArray(br)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case cmd[0] == "MULTI":
+			multi, inTxn = true, nil
+		case cmd[0] == "EXEC":
+			txn++
+			want := []string{fmt.Sprintf("t%d.0", txn), fmt.Sprintf("t%d.1", txn), fmt.Sprintf("t%d.2", txn), fmt.Sprintf("t%d.3", txn)}
+			if !slices.Equal(inTxn, want) {
+				t.Fatalf("txn %d: %q", txn, inTxn)
+			}
+			multi = false
+		case multi:
+			inTxn = append(inTxn, cmd[1])
+		case cmd[0] == "SET":
+			var s, i int
+			fmt.Sscanf(cmd[1], "r%d.%d", &s, &i)
+			if i != next[s] {
+				t.Fatalf("shard %d's record %d came when %d was due", s, i, next[s])
+			}
+			next[s]++
+		}
+	}
+	if txn != txns || b.Parked() != 0 {
+		t.Fatalf("%d txns out, %d parked", txn, b.Parked())
+	}
+}
+
+// readRESPArray reads one command of the stream.
+func readRESPArray(br *bufio.Reader) ([]string, error) {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+	out := make([]string, n)
+	for i := range out {
+		l, err := br.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		size, _ := strconv.Atoi(strings.TrimSpace(l[1:]))
+		buf := make([]byte, size+2)
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return nil, err
+		}
+		out[i] = string(buf[:size])
+	}
+	return out, nil
 }
