@@ -16,7 +16,8 @@ import (
 // shard must not reach the replica before the txn); other shards go on.
 //
 // Nothing parks forever: a shard's parts come in increasing txid order,
-// every part of a txn is fed before its coordinator closes it (Close),
+// every part of a txn is fed before its coordinator closes it (close,
+// from Backlog.TxnClosed),
 // and at the close a part that did not come is taken as empty. So a parked
 // part waits only for parts of txns that are still open, or for a lower
 // txn's parts that are themselves waiting for open txns.
@@ -56,8 +57,8 @@ func newAssembler(emit func(dbs []int, cmds [][][]byte)) *assembler {
 // add takes one unit of shard u.Shard, in that shard's order.
 func (a *assembler) add(u *Unit) error {
 	queued := len(a.queues[u.Shard]) > 0
-	if queued {
-		u = u.own()
+	if queued || u.Txid != 0 && len(u.Shards) > 1 {
+		u = u.own() // it may wait: the caller's slices are its own again
 	}
 	if u.Txid != 0 {
 		if err := a.register(u); err != nil {
@@ -74,9 +75,6 @@ func (a *assembler) add(u *Unit) error {
 	}
 	a.queues[u.Shard] = []*Unit{u}
 	a.settle(u.Txid)
-	if q := a.queues[u.Shard]; len(q) > 0 && q[0] == u {
-		*u = *u.own() // parked: the caller's slices are its own again
-	}
 	return nil
 }
 

@@ -15,12 +15,6 @@ import (
 // holding exactly its parts, each shard's commands in that shard's order,
 // nothing lost or twice, and nothing left parked at the end.
 
-// modelEvent is one unit of one shard's sequence.
-type modelEvent struct {
-	u      *Unit
-	closes []uint64 // txns that may close once this event was fed (strict mode)
-}
-
 // modelHistory is a generated master history.
 type modelHistory struct {
 	shards  int

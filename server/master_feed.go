@@ -29,16 +29,23 @@ type shardFeed struct {
 	w     *worker
 	b     *replication.Backlog
 	epoch uint64
+	u     replication.Unit // scratch: the backlog copies what it keeps
+}
+
+// unit returns the scratch unit, emptied, for txn txid (0 for none).
+func (f *shardFeed) unit(txid uint64, shards []int) *replication.Unit {
+	f.u = replication.Unit{Shard: f.w.id, Txid: txid, Shards: shards, DBs: f.u.DBs[:0], Cmds: f.u.Cmds[:0]}
+	return &f.u
 }
 
 // Record implements shard.Feed. SWAPDB, which every shard logs for one
 // command, is sent by shard 0 alone when it comes outside a txn (a
 // one-shard server).
 func (f *shardFeed) Record(db int, args [][]byte) {
-	u := &replication.Unit{Shard: f.w.id}
 	if !keyspace.IsApply(args) && !f.keep(args) {
 		return
 	}
+	u := f.unit(0, nil)
 	f.add(u, db, args)
 	if len(u.Cmds) > 0 {
 		f.give(u)
@@ -48,7 +55,7 @@ func (f *shardFeed) Record(db int, args [][]byte) {
 // Part implements shard.Feed: the part goes to the assembler even when it
 // is empty, so that it does not wait for it.
 func (f *shardFeed) Part(txid uint64, shards []int, dbs []int, recs [][][]byte) {
-	u := &replication.Unit{Shard: f.w.id, Txid: txid, Shards: append([]int(nil), shards...)}
+	u := f.unit(txid, shards)
 	for i, rec := range recs {
 		f.add(u, dbs[i], rec)
 	}
@@ -60,12 +67,14 @@ func (f *shardFeed) give(u *replication.Unit) {
 	if err := f.b.Add(f.epoch, u); err != nil {
 		f.w.srv.log.Error("replication: a record not sent to the replicas", "shard", f.w.id, "err", err)
 	}
+	clear(u.Cmds) // no value stays reachable from the scratch
 }
 
-// add appends the commands of one record to u.
+// add appends the commands of one record to u (args as they are: the
+// backlog copies what it keeps past Add).
 func (f *shardFeed) add(u *replication.Unit, db int, args [][]byte) {
 	if !keyspace.IsApply(args) {
-		u.DBs, u.Cmds = append(u.DBs, db), append(u.Cmds, copyArgs(args))
+		u.DBs, u.Cmds = append(u.DBs, db), append(u.Cmds, args)
 		return
 	}
 	err := f.w.ks.ReplicaCommands(args, func(d int, cmd [][]byte) {
