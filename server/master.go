@@ -13,7 +13,6 @@ import (
 // server's replicas, the one backlog every shard feeds while there are
 // any, and the PING of repl-ping-replica-period.
 
-
 // masterState is what the server keeps of its replicas.
 type masterState struct {
 	mu       sync.Mutex
