@@ -9,21 +9,32 @@ import (
 
 // Backlog is a master's replication stream: one sequence of RESP commands
 // for the whole server, counted in bytes from the master's offset 0, of
-// which the last Size bytes are kept (Redis's repl-backlog-size) for the
-// replicas to read at their own pace. Every shard appends to it on its own
-// thread (Feed, under the mutex), so the stream is one interleaving of the
-// shards' records in which each shard keeps its order; a replica's sender
-// goroutine waits for bytes past its position (Read).
+// which the last Size bytes are kept (Redis's repl-backlog-size; the ring
+// grows to that size as the stream does) for the replicas to read at
+// their own pace. Every shard feeds it on its own
+// thread (Add, under the mutex), and the assembler (assemble.go) makes the
+// stream one interleaving of the shards' units in which each shard keeps
+// its order and each txn over several shards is one MULTI/EXEC; a
+// replica's sender goroutine waits for bytes past its position (Read).
 type Backlog struct {
 	mu     sync.Mutex
 	more   *sync.Cond
-	buf    []byte // ring of len(buf) bytes
+	buf    []byte // ring of len(buf) bytes, at most limit
+	limit  int    // the size the ring may grow to
 	off    int64  // bytes ever appended: the master's replication offset
 	hist   int64  // bytes held, at most len(buf)
 	lastDB int    // the database the stream last selected, -1 for none
 	closed bool
 	enc    []byte // scratch for a command's encoding
+	asm    *assembler
+	// epoch counts Resets: a unit fed for an older epoch (a shard that
+	// loaded its feed before the feeds were unset) is dropped, so that no
+	// part of a txn cut by the gap parks for good.
+	epoch uint64
 }
+
+// MinSize is the smallest ring (Redis's CONFIG_REPL_BACKLOG_MIN_SIZE).
+const MinSize = 16 << 10
 
 // ErrBehind is a replica's position that fell out of the backlog: it must
 // sync again from a snapshot.
@@ -32,11 +43,54 @@ var ErrBehind = errors.New("replication: the replica fell behind the backlog")
 // ErrClosed is Read's error once the backlog is closed.
 var ErrClosed = errors.New("replication: the backlog is closed")
 
-// NewBacklog returns an empty backlog of size bytes.
+// initialRing is the ring's size until the stream outgrows it.
+const initialRing = 64 << 10
+
+// NewBacklog returns an empty backlog of size bytes (at least MinSize).
 func NewBacklog(size int) *Backlog {
-	b := &Backlog{buf: make([]byte, max(size, 16<<10)), lastDB: -1}
+	size = max(size, MinSize)
+	b := &Backlog{buf: make([]byte, min(size, initialRing)), limit: size, lastDB: -1}
 	b.more = sync.NewCond(&b.mu)
+	b.asm = newAssembler(b.emitLocked)
 	return b
+}
+
+// Epoch is the backlog's epoch, for a feed set now (Add).
+func (b *Backlog) Epoch() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.epoch
+}
+
+// Add takes a shard's unit (a record's commands, or its part of a txn)
+// for the stream, as a feed of epoch set it; a unit of an older epoch is
+// dropped. An error is a unit the shards' invariants rule out (a part its
+// own END does not name, a part twice): it is dropped too.
+func (b *Backlog) Add(epoch uint64, u *Unit) error {
+	b.mu.Lock()
+	var err error
+	if epoch == b.epoch {
+		err = b.asm.add(u)
+	}
+	b.mu.Unlock()
+	b.more.Broadcast()
+	return err
+}
+
+// TxnClosed says that txn txid's coordinator closed it: every part of it
+// a shard fed is in, and one that is not never comes (it is empty).
+func (b *Backlog) TxnClosed(txid uint64) {
+	b.mu.Lock()
+	b.asm.close(txid)
+	b.mu.Unlock()
+	b.more.Broadcast()
+}
+
+// Parked is how many units wait in the assembler.
+func (b *Backlog) Parked() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.asm.parkedLen()
 }
 
 // Feed appends one command of database db, with a SELECT first when the
@@ -48,21 +102,18 @@ func (b *Backlog) Feed(db int, args [][]byte) {
 	b.more.Broadcast()
 }
 
-// FeedAtomic appends cmds[i] of database dbs[i] as one MULTI/EXEC (or the
-// command alone when there is one), with nothing of another shard between.
-func (b *Backlog) FeedAtomic(db int, dbs []int, cmds [][][]byte) {
-	b.mu.Lock()
+// emitLocked appends cmds[i] of database dbs[i] as one MULTI/EXEC (or the
+// command alone when there is one), under the mutex.
+func (b *Backlog) emitLocked(dbs []int, cmds [][][]byte) {
 	if len(cmds) > 1 {
-		b.feedLocked(db, [][]byte{[]byte("MULTI")})
+		b.feedLocked(dbs[0], [][]byte{[]byte("MULTI")})
 	}
 	for i, cmd := range cmds {
 		b.feedLocked(dbs[i], cmd)
 	}
 	if len(cmds) > 1 {
-		b.feedLocked(db, [][]byte{[]byte("EXEC")})
+		b.feedLocked(dbs[0], [][]byte{[]byte("EXEC")})
 	}
-	b.mu.Unlock()
-	b.more.Broadcast()
 }
 
 // feedLocked is Feed under the mutex.
@@ -87,8 +138,12 @@ func (b *Backlog) Ping() {
 	b.more.Broadcast()
 }
 
-// appendLocked copies p into the ring.
+// appendLocked copies p into the ring, grown first when p would overwrite
+// bytes a larger ring may keep.
 func (b *Backlog) appendLocked(p []byte) {
+	if need := b.hist + int64(len(p)); need > int64(len(b.buf)) && len(b.buf) < b.limit {
+		b.relayoutLocked(int(min(int64(b.limit), max(need, 2*int64(len(b.buf))))))
+	}
 	size := int64(len(b.buf))
 	for len(p) > 0 {
 		at := b.off % size
@@ -100,22 +155,71 @@ func (b *Backlog) appendLocked(p []byte) {
 }
 
 // Start is where a new replica's stream begins: the current offset. It
-// forgets the stream's database, so that the next command selects its own
-// (the replica's snapshot leaves it in no particular one).
+// is called while a txn holds every shard, when no other txn is open, so
+// every part fed so far is in and whatever is parked is emitted first (it
+// is in the snapshot, which must meet the stream exactly). It forgets the
+// stream's database, so that the next command selects its own (the
+// replica's snapshot leaves it in no particular one).
 func (b *Backlog) Start() int64 {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	flushed := b.asm.flush()
 	b.lastDB = -1
-	return b.off
+	off := b.off
+	b.mu.Unlock()
+	if flushed {
+		b.more.Broadcast()
+	}
+	return off
 }
 
 // Reset drops what the backlog holds (its stream has a gap from here on:
-// no replica may continue from before it) and keeps the offset.
+// no replica may continue from before it), parked units included, and
+// keeps the offset; the feeds of the epoch that ends are ignored from now
+// on.
 func (b *Backlog) Reset() {
 	b.mu.Lock()
 	b.hist = 0
 	b.lastDB = -1
+	b.asm.reset()
+	b.epoch++
 	b.mu.Unlock()
+}
+
+// Size is the size the ring keeps (repl-backlog-size).
+func (b *Backlog) Size() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.limit
+}
+
+// Resize makes the backlog keep size bytes (at least MinSize): a smaller
+// one keeps the last bytes it held that fit, a larger one grows as the
+// stream does (as Redis 7.0 trims its backlog, or lets it grow).
+func (b *Backlog) Resize(size int) {
+	size = max(size, MinSize)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.limit = size
+	if len(b.buf) > size {
+		b.relayoutLocked(size)
+	}
+}
+
+// relayoutLocked moves the ring into one of size bytes, keeping the last
+// bytes held that fit, each at its offset's place.
+func (b *Backlog) relayoutLocked(size int) {
+	keep := min(b.hist, int64(size))
+	old := b.copyLocked(nil, b.off-keep, keep)
+	b.buf = make([]byte, size)
+	b.off -= keep
+	b.hist = 0
+	for len(old) > 0 { // appendLocked without the growth: it fits
+		at := b.off % int64(size)
+		n := copy(b.buf[at:], old)
+		old = old[n:]
+		b.off += int64(n)
+		b.hist += int64(n)
+	}
 }
 
 // Stats returns the master offset, the offset of the first byte held
@@ -157,8 +261,13 @@ func (b *Backlog) Read(dst []byte, pos int64, max int, quit *atomic.Bool) ([]byt
 	if pos < b.off-b.hist || pos > b.off {
 		return dst, ErrBehind
 	}
+	return b.copyLocked(dst, pos, min(b.off-pos, int64(max))), nil
+}
+
+// copyLocked appends the n bytes of the stream from pos on, which the ring
+// holds, to dst.
+func (b *Backlog) copyLocked(dst []byte, pos, n int64) []byte {
 	size := int64(len(b.buf))
-	n := min(b.off-pos, int64(max))
 	for n > 0 {
 		at := pos % size
 		m := min(n, size-at)
@@ -166,7 +275,7 @@ func (b *Backlog) Read(dst []byte, pos int64, max int, quit *atomic.Bool) ([]byt
 		pos += m
 		n -= m
 	}
-	return dst, nil
+	return dst
 }
 
 // Wake wakes every Read, so that one whose quit was set returns.

@@ -119,6 +119,7 @@ func (s *Server) applyRuntimeConfig(c *conn) {
 	s.maxmemory.Store(s.cfg.MaxMemory)
 	s.cfgMu.RUnlock()
 	s.cacheReplConfig()
+	s.applyBacklogSize()
 	c.fanoutCollect(func(w *worker, _ int) {
 		w.applyEviction(ev)
 		if w.sh == nil { // loading: the shard takes the settings when it opens

@@ -148,6 +148,6 @@ func (s *Server) refeed(w *worker) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.feeding {
-		w.sh.SetFeed(w.replFeed(m.backlog))
+		w.sh.SetFeed(w.replFeed(m.backlog, m.backlog.Epoch()))
 	}
 }

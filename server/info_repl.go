@@ -55,7 +55,7 @@ func (s *Server) infoReplication(kv func(string, any)) {
 		_, first, hist = b.Stats()
 	}
 	kv("repl_backlog_active", boolInt(b != nil))
-	kv("repl_backlog_size", replBacklogSize)
+	kv("repl_backlog_size", s.backlogSize())
 	kv("repl_backlog_first_byte_offset", first)
 	kv("repl_backlog_histlen", hist)
 }

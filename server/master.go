@@ -2,32 +2,27 @@ package server
 
 import (
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/replication"
-	"github.com/moond-db/moond/shard"
 )
 
 // moond as a replication master (docs/DESIGN.md §3, "Replication"): the
 // server's replicas, the one backlog every shard feeds while there are
 // any, and the PING of repl-ping-replica-period.
 
-// replBacklogSize is Redis's default repl-backlog-size.
-const replBacklogSize = 1 << 20
-
 // masterState is what the server keeps of its replicas.
 type masterState struct {
 	mu       sync.Mutex
-	backlog  *replication.Backlog // made with the first replica, kept after
-	replicas []*replica           // attached: syncing or online
-	feeding  bool                 // the shards' feeds are set
-	pinger   chan struct{}        // closed to stop the PINGs
-	acked    chan struct{}        // closed at the next ACK (master_wait.go)
-	cfg      masterSettings       // master_settings.go
+	backlog  *replication.Backlog                // made with the first replica, kept after
+	live     atomic.Pointer[replication.Backlog] // backlog while the feeds are set
+	replicas []*replica                          // attached: syncing or online
+	feeding  bool                                // the shards' feeds are set
+	pinger   chan struct{}                       // closed to stop the PINGs
+	acked    chan struct{}                       // closed at the next ACK (master_wait.go)
+	cfg      masterSettings                      // master_settings.go
 
 	// INFO stats: full syncs served, PSYNCs continued and PSYNCs of a
 	// replid and offset that could not be.
@@ -50,15 +45,17 @@ func (s *Server) attachReplica(r *replica) int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.backlog == nil {
-		m.backlog = replication.NewBacklog(replBacklogSize)
+		m.backlog = replication.NewBacklog(ringSize(s.backlogSize()))
 	}
 	r.backlog = m.backlog
 	m.replicas = append(m.replicas, r)
 	if !m.feeding {
 		m.feeding = true
+		epoch := m.backlog.Epoch()
 		for _, w := range s.workers {
-			w.sh.SetFeed(w.replFeed(m.backlog))
+			w.sh.SetFeed(w.replFeed(m.backlog, epoch))
 		}
+		m.live.Store(m.backlog)
 		m.pinger = make(chan struct{})
 		go s.replicationCron(m.pinger, m.backlog)
 	}
@@ -95,6 +92,7 @@ func (s *Server) detachReplica(r *replica) {
 	}
 	if len(m.replicas) == 0 && m.feeding {
 		m.feeding = false
+		m.live.Store(nil)
 		for _, w := range s.workers {
 			w.sh.SetFeed(nil)
 		}
@@ -137,71 +135,6 @@ func (s *Server) replicationCron(stop <-chan struct{}, b *replication.Backlog) {
 			return
 		}
 	}
-}
-
-// replFeed is shard w's feed (shard.Feed): its records, in a form
-// redis-server runs. MOOND.APPLY becomes its commands (inside MULTI/EXEC
-// when it has several, all or nothing as on this side); SWAPDB, which
-// every shard logs for one command, is sent by shard 0 alone; a txn's
-// part is one MULTI/EXEC. The stream's order is the order the shards
-// append in: each shard's order, hence each key's.
-func (w *worker) replFeed(b *replication.Backlog) shard.Feed {
-	return &shardFeed{w: w, b: b}
-}
-
-// shardFeed is a shard's shard.Feed.
-type shardFeed struct {
-	w *worker
-	b *replication.Backlog
-	// The commands of the record or part being translated.
-	dbs  []int
-	cmds [][][]byte
-}
-
-// Record implements shard.Feed.
-func (f *shardFeed) Record(db int, args [][]byte) {
-	if !keyspace.IsApply(args) {
-		if f.keep(args) {
-			f.b.Feed(db, args)
-		}
-		return
-	}
-	f.dbs, f.cmds = f.dbs[:0], f.cmds[:0]
-	f.add(db, args)
-	f.b.FeedAtomic(db, f.dbs, f.cmds)
-}
-
-// Part implements shard.Feed.
-func (f *shardFeed) Part(dbs []int, recs [][][]byte) {
-	f.dbs, f.cmds = f.dbs[:0], f.cmds[:0]
-	for i, rec := range recs {
-		f.add(dbs[i], rec)
-	}
-	if len(f.cmds) > 0 {
-		f.b.FeedAtomic(f.dbs[0], f.dbs, f.cmds)
-	}
-}
-
-// add appends the commands of one record to f.cmds.
-func (f *shardFeed) add(db int, args [][]byte) {
-	if !keyspace.IsApply(args) {
-		if f.keep(args) {
-			f.dbs, f.cmds = append(f.dbs, db), append(f.cmds, copyArgs(args))
-		}
-		return
-	}
-	err := f.w.ks.ReplicaCommands(args, func(d int, cmd [][]byte) {
-		f.dbs, f.cmds = append(f.dbs, d), append(f.cmds, copyArgs(cmd))
-	})
-	if err != nil {
-		f.w.srv.log.Error("replication: a record not sent to the replicas", "shard", f.w.id, "err", err)
-	}
-}
-
-// keep reports whether a record goes to the replicas: SWAPDB from shard 0
-// only.
-func (f *shardFeed) keep(args [][]byte) bool {
-	return f.w.id == 0 || len(args) != 3 || !strings.EqualFold(string(args[0]), "swapdb")
 }
 
 // replica is one replica connection: its socket, taken from its shard

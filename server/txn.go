@@ -356,6 +356,9 @@ func (t *txn) runStep(target *worker, proto int, fn stepFunc, release, writes, e
 		out := resp.Writer{Proto: proto}
 		if target.closing { // its WAL is closing: nothing more runs there
 			out.Error(shutdownError)
+			if ends {
+				target.sh.SkipPart(t.id, t.partShards())
+			}
 			if release && !ends {
 				t.done(target)
 			}
@@ -367,6 +370,9 @@ func (t *txn) runStep(target *worker, proto int, fn stepFunc, release, writes, e
 			// never commits (txn_refuse.go), and its client hears why now
 			// rather than once the disk is back.
 			out.Error(target.sh.Misconf())
+			if ends {
+				target.sh.SkipPart(t.id, t.partShards())
+			}
 			if release && !ends {
 				t.done(target)
 			}
@@ -451,6 +457,7 @@ func (t *txn) closeParts() {
 		return
 	}
 	t.closed = true
+	t.g.coord.srv.txnClosed(t.id)
 	for _, s := range t.ending {
 		t.releaseNow(s)
 	}

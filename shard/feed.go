@@ -8,18 +8,21 @@ package shard
 //
 // The records of a txn's part on this shard (txnpart.go: from the first
 // record of an open part to its END) are kept and handed over together at
-// the END, so that a replica applies them all or none (as MULTI/EXEC):
-// the part is whole on the replica, though the txn's parts on other
-// shards come separately. Records logged between two steps of the part (a
-// key expiring) wait with it, so that the shard's order is kept.
+// the END, with the txn's id and the shards its END names, even when the
+// part is empty: the master's stream assembler (replication/assemble.go)
+// waits for every named shard's part and sends the txn as one MULTI/EXEC.
+// Records logged between two steps of the part (a key expiring) wait with
+// it, so that the shard's order is kept.
 
 // Feed receives a shard's journal records (keyspace/journal.go); args are
 // valid only during the call.
 type Feed interface {
 	// Record is one record of database db.
 	Record(db int, args [][]byte)
-	// Part is a txn part's records, in order, recs[i] of database dbs[i].
-	Part(dbs []int, recs [][][]byte)
+	// Part is txn txid's part on this shard, its END naming shards:
+	// its records in order, recs[i] of database dbs[i] (none for a part
+	// that wrote nothing).
+	Part(txid uint64, shards []int, dbs []int, recs [][][]byte)
 }
 
 // feedPart is the part being kept for the feed.
@@ -52,10 +55,19 @@ func (s *Shard) toFeed(f Feed, db int, args [][]byte) {
 	s.fpart.recs = append(s.fpart.recs, rec)
 }
 
-// flushFeedPart hands the kept part to the feed (at its END).
-func (s *Shard) flushFeedPart() {
+// flushFeedPart hands the kept part of txn txid to the feed (at its END).
+func (s *Shard) flushFeedPart(txid uint64, shards []int) {
 	if f := s.feed.Load(); f != nil {
-		(*f).Part(s.fpart.dbs, s.fpart.recs)
+		(*f).Part(txid, shards, s.fpart.dbs, s.fpart.recs)
 	}
 	s.fpart = feedPart{}
+}
+
+// SkipPart ends txn txid's part here for the feed only, with no END in the
+// log: the step that would have ended it did not run (the shard refuses
+// writes, or closes). What the part applied before is handed on, since
+// the master's data holds it, and the assembler does not wait for it.
+func (s *Shard) SkipPart(txid uint64, shards []int) {
+	s.txn.open = 0
+	s.flushFeedPart(txid, shards)
 }

@@ -59,9 +59,7 @@ func (s *Shard) ClosePart() { s.txn.open = 0 }
 // client, which must not be told that the txn ran.
 func (s *Shard) EndPart(txid, group uint64, parts []int) (uint64, error) {
 	s.txn.open = 0
-	if len(s.fpart.recs) > 0 {
-		s.flushFeedPart()
-	}
+	s.flushFeedPart(txid, parts)
 	if s.wal == nil {
 		return 0, nil
 	}

@@ -113,6 +113,8 @@ type Config struct {
 	ReplPingPeriod     time.Duration
 	MinReplicasToWrite int
 	MinReplicasMaxLag  int
+	// ReplBacklogSize is the master's backlog, in bytes (repl-backlog-size).
+	ReplBacklogSize int64
 
 	// moond's runtime.
 	Shards      int
@@ -177,6 +179,7 @@ func Default() *Config {
 		ReplicaAnnounced:          true,
 		ReplPingPeriod:            10 * time.Second,
 		MinReplicasMaxLag:         10,
+		ReplBacklogSize:           1 << 20,
 		Shards:                    runtime.NumCPU(),
 		IOBackend:                 "auto",
 		UringDeferTaskrun:         true,

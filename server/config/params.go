@@ -115,6 +115,7 @@ func buildParams() []*Param {
 		slaveAlias(&Param{Name: "replica-announce-ip", Mutable: true, Get: func(c *Config) string { return c.ReplicaAnnounceIP },
 			Set: func(c *Config, v string) error { c.ReplicaAnnounceIP = v; return nil }}),
 		slaveAlias(intParam("replica-announce-port", true, 0, 65535, func(c *Config) *int { return &c.ReplicaAnnouncePort })),
+		replBacklogSizeParam(),
 		intParam("databases", false, 1, 1<<20, func(c *Config) *int { return &c.Databases }),
 		intParam("maxclients", true, 1, 1<<24, func(c *Config) *int { return &c.MaxClients }),
 		secondsParam("timeout", true, func(c *Config) *time.Duration { return &c.Timeout }),
