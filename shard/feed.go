@@ -14,6 +14,8 @@ package shard
 // Records logged between two steps of the part (a key expiring) wait with
 // it, so that the shard's order is kept.
 
+import "github.com/moond-db/moond/persistence/txnlog"
+
 // Feed receives a shard's journal records (keyspace/journal.go); args are
 // valid only during the call.
 type Feed interface {
@@ -63,11 +65,22 @@ func (s *Shard) flushFeedPart(txid uint64, shards []int) {
 	s.fpart = feedPart{}
 }
 
-// SkipPart ends txn txid's part here for the feed only, with no END in the
-// log: the step that would have ended it did not run (the shard refuses
-// writes, or closes). What the part applied before is handed on, since
-// the master's data holds it, and the assembler does not wait for it.
+// SkipPart ends txn txid's part here with no END: the step that would
+// have ended it did not run (the shard refuses writes, or closes). What
+// the part applied before is handed on to the feed, since the master's
+// data holds it, and the assembler does not wait for it. When an earlier
+// step of the part logged its BEGIN, an ABORT closes it in the log: the
+// txn never commits, and the records after it are no longer the part's
+// (replay would take them for it, and the next part could not begin).
 func (s *Shard) SkipPart(txid uint64, shards []int) {
 	s.txn.open = 0
 	s.flushFeedPart(txid, shards)
+	if s.txn.unended != txid || s.wal == nil {
+		return
+	}
+	if _, err := s.wal.Appender().AppendCommand(0, txnlog.AbortArgs(txid)); err != nil {
+		s.log.Error("cannot log the abort of a transaction's part", "shard", s.id, "txn", txid, "err", err)
+		return
+	}
+	s.txn.unended = 0
 }
