@@ -31,6 +31,9 @@ type Backlog struct {
 	// loaded its feed before the feeds were unset) is dropped, so that no
 	// part of a txn cut by the gap parks for good.
 	epoch uint64
+	// cursors are the attached replicas' places (cursor.go): the ring
+	// spills to them before it overwrites what they have not read.
+	cursors map[*Cursor]struct{}
 }
 
 // MinSize is the smallest ring (Redis's CONFIG_REPL_BACKLOG_MIN_SIZE).
@@ -145,6 +148,9 @@ func (b *Backlog) appendLocked(p []byte) {
 		b.relayoutLocked(int(min(int64(b.limit), max(need, 2*int64(len(b.buf))))))
 	}
 	size := int64(len(b.buf))
+	if len(b.cursors) > 0 {
+		b.spillLocked(b.off + int64(len(p)) - size)
+	}
 	for len(p) > 0 {
 		at := b.off % size
 		n := copy(b.buf[at:], p)
@@ -180,6 +186,7 @@ func (b *Backlog) Reset() {
 	b.mu.Lock()
 	b.hist = 0
 	b.lastDB = -1
+	b.cutCursorsLocked()
 	b.asm.reset()
 	b.epoch++
 	b.mu.Unlock()
@@ -209,6 +216,9 @@ func (b *Backlog) Resize(size int) {
 // bytes held that fit, each at its offset's place.
 func (b *Backlog) relayoutLocked(size int) {
 	keep := min(b.hist, int64(size))
+	if len(b.cursors) > 0 {
+		b.spillLocked(b.off - keep)
+	}
 	old := b.copyLocked(nil, b.off-keep, keep)
 	b.buf = make([]byte, size)
 	b.off -= keep

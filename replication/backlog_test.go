@@ -244,3 +244,58 @@ func readRESPArray(br *bufio.Reader) ([]string, error) {
 	}
 	return out, nil
 }
+
+// TestCursorKeepsWhatTheRingOverwrites: an attached cursor that reads
+// nothing while the stream runs far past the ring (and while the ring
+// shrinks) still gets the whole stream, byte for byte, in order; a Read
+// without a cursor from the same place has fallen behind.
+func TestCursorKeepsWhatTheRingOverwrites(t *testing.T) {
+	b := NewBacklog(256 << 10)
+	var quit atomic.Bool
+	c, err := b.Attach(b.Offset())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for i := range 2000 {
+		args := [][]byte{[]byte("SET"), []byte(fmt.Sprintf("k%d", i)), bytes.Repeat([]byte{'v'}, i%97)}
+		b.Feed(0, args)
+		want = appendCommand(want, args...)
+		if i == 1000 {
+			b.Resize(MinSize) // the ring shrinks under the cursor, then wraps
+		}
+	}
+	want = append(appendCommand(nil, []byte("SELECT"), []byte("0")), want...)
+	if _, err := b.Read(nil, 0, 100, &quit); !errors.Is(err, ErrBehind) {
+		t.Fatalf("a Read from 0 after %d bytes through a %d-byte ring: %v, want ErrBehind", len(want), MinSize, err)
+	}
+	var got []byte
+	for len(got) < len(want) {
+		if got, err = b.ReadCursor(c, got, 1000, &quit); err != nil {
+			t.Fatalf("after %d bytes: %v", len(got), err)
+		}
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the cursor read %d bytes that differ from the %d fed", len(got), len(want))
+	}
+	b.Detach(c)
+	if len(b.cursors) != 0 {
+		t.Fatal("Detach left the cursor attached")
+	}
+}
+
+// TestCursorPastMaxSpillIsBehind: a cursor whose spill would pass MaxSpill
+// is cut: its Read fails with ErrBehind, as a replica past its output
+// buffer limit is dropped.
+func TestCursorPastMaxSpillIsBehind(t *testing.T) {
+	b := NewBacklog(MinSize)
+	var quit atomic.Bool
+	c, _ := b.Attach(b.Offset())
+	big := bytes.Repeat([]byte{'x'}, 1<<20)
+	for range MaxSpill>>20 + 2 {
+		b.Feed(0, [][]byte{[]byte("SET"), []byte("k"), big})
+	}
+	if _, err := b.ReadCursor(c, nil, 100, &quit); !errors.Is(err, ErrBehind) {
+		t.Fatalf("ReadCursor past MaxSpill: %v, want ErrBehind", err)
+	}
+}

@@ -59,7 +59,11 @@ func (s *Server) attachReplica(r *replica) int64 {
 		m.pinger = make(chan struct{})
 		go s.replicationCron(m.pinger, m.backlog)
 	}
-	return m.backlog.Start()
+	start := m.backlog.Start()
+	// No shard appends while the txn holds them all: the cursor is at
+	// start, and from here the backlog keeps every byte for r.
+	r.cursor, _ = m.backlog.Attach(start)
+	return start
 }
 
 // continueReplica adds r at pos, the offset it already has, when the
@@ -70,10 +74,14 @@ func (s *Server) continueReplica(r *replica, pos int64) bool {
 	m := &s.master
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.feeding || !m.backlog.Holds(pos) {
+	if !m.feeding {
 		return false
 	}
-	r.backlog = m.backlog
+	c, err := m.backlog.Attach(pos)
+	if err != nil {
+		return false
+	}
+	r.backlog, r.cursor = m.backlog, c
 	m.replicas = append(m.replicas, r)
 	return true
 }
@@ -89,6 +97,9 @@ func (s *Server) detachReplica(r *replica) {
 			m.replicas = append(m.replicas[:i], m.replicas[i+1:]...)
 			break
 		}
+	}
+	if r.cursor != nil {
+		r.backlog.Detach(r.cursor) // its pump may never have run
 	}
 	if len(m.replicas) == 0 && m.feeding {
 		m.feeding = false
@@ -148,10 +159,11 @@ type replica struct {
 	port     int  // REPLCONF listening-port
 	oldSync  bool // SYNC, not PSYNC: no +FULLRESYNC line
 	backlog  *replication.Backlog
-	online   atomic.Bool  // the snapshot was sent
-	ackOff   atomic.Int64 // the last REPLCONF ACK's offset
-	ackTime  atomic.Int64 // unix seconds of the last ACK
-	out      outBuf       // what the pump read and the sender did not send yet
+	cursor   *replication.Cursor // r's place in the backlog, kept from its attach on
+	online   atomic.Bool         // the snapshot was sent
+	ackOff   atomic.Int64        // the last REPLCONF ACK's offset
+	ackTime  atomic.Int64        // unix seconds of the last ACK
+	out      outBuf              // what the pump read and the sender did not send yet
 	quit     atomic.Bool
 	stopOnce sync.Once
 }

@@ -69,10 +69,14 @@ func (b *outBuf) close() {
 	b.mu.Unlock()
 }
 
-// pump copies the backlog from pos into r's buffer until r stops.
-func (r *replica) pump(pos int64) {
+// pump copies the backlog from r's cursor (attached where r's stream
+// starts) into r's buffer until r stops: the cursor keeps every byte for
+// it, however long the pump is kept from running (replication.Cursor).
+func (r *replica) pump() {
+	c := r.cursor
+	defer r.backlog.Detach(c)
 	for {
-		buf, err := r.backlog.Read(nil, pos, streamChunk, &r.quit)
+		buf, err := r.backlog.ReadCursor(c, nil, streamChunk, &r.quit)
 		if err == nil {
 			err = r.out.put(buf)
 		}
@@ -80,7 +84,6 @@ func (r *replica) pump(pos int64) {
 			r.end(err)
 			return
 		}
-		pos += int64(len(buf))
 	}
 }
 

@@ -24,7 +24,7 @@ const streamChunk = 256 << 10
 // serve is the sender goroutine of r, whose stream starts at start: the
 // pump fills r's buffer meanwhile (master_outbuf.go).
 func (r *replica) serve(start int64, parts []snapshotPart) {
-	go r.pump(start)
+	go r.pump()
 	err := r.sendSnapshot(start, parts)
 	if err == nil {
 		r.srv.log.Info("synchronization with replica succeeded", "addr", r.addr, "offset", start)
@@ -36,7 +36,7 @@ func (r *replica) serve(start int64, parts []snapshotPart) {
 // resume is the sender goroutine of r after a partial resync: +CONTINUE,
 // then the stream from pos, the offset r has.
 func (r *replica) resume(pos int64) {
-	go r.pump(pos)
+	go r.pump()
 	err := r.write([]byte("+CONTINUE " + r.srv.runID + "\r\n"))
 	if err == nil {
 		err = r.follow(pos)
