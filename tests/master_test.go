@@ -407,19 +407,17 @@ func readStreamCommand(t *testing.T, br *bufio.Reader) []string {
 	return args
 }
 
-// TestMasterStreamForm reads the stream as a replica does: an EXEC on one
-// shard arrives as MULTI ... EXEC, RENAME (MOOND.APPLY in moond's journal)
-// as DEL and RESTORE ... REPLACE ABSTTL, an INCR as the SET of its result,
-// and no MOOND.* record reaches the replica.
-func TestMasterStreamForm(t *testing.T) {
-	s := startServer(t, "uring", 1)
-	m := s.client(2)
-	conn, err := net.Dial("tcp", s.addr())
+// rawReplica connects to the master at addr as a replica that sends PSYNC
+// ? -1 and skips the snapshot: what it reads next is the stream. The
+// connection's deadline is d from now; it closes with the test.
+func rawReplica(t *testing.T, addr string, d time.Duration) *bufio.Reader {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	t.Cleanup(func() { conn.Close() })
+	conn.SetDeadline(time.Now().Add(d))
 	br := bufio.NewReader(conn)
 	conn.Write([]byte("PSYNC ? -1\r\n"))
 	for _, prefix := range []string{"+FULLRESYNC ", "$"} {
@@ -432,6 +430,17 @@ func TestMasterStreamForm(t *testing.T) {
 			io.CopyN(io.Discard, br, int64(n))
 		}
 	}
+	return br
+}
+
+// TestMasterStreamForm reads the stream as a replica does: an EXEC on one
+// shard arrives as MULTI ... EXEC, RENAME (MOOND.APPLY in moond's journal)
+// as DEL and RESTORE ... REPLACE ABSTTL, an INCR as the SET of its result,
+// and no MOOND.* record reaches the replica.
+func TestMasterStreamForm(t *testing.T) {
+	s := startServer(t, "uring", 1)
+	m := s.client(2)
+	br := rawReplica(t, s.addr(), 10*time.Second)
 	waitOnline(t, m)
 	if _, err := m.TxPipelined(ctx(t), func(p redis.Pipeliner) error {
 		p.Set(ctx(t), "a", "1", 0)

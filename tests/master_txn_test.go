@@ -1,12 +1,9 @@
 package tests
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -236,24 +233,7 @@ func TestMasterStreamCrossShardTxn(t *testing.T) {
 	for i := range k {
 		k[i] = keyOnShardOf(fmt.Sprintf("k%d-", i), i, shards)
 	}
-	conn, err := net.Dial("tcp", s.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(20 * time.Second))
-	br := bufio.NewReader(conn)
-	conn.Write([]byte("PSYNC ? -1\r\n"))
-	for _, prefix := range []string{"+FULLRESYNC ", "$"} {
-		line, err := br.ReadString('\n')
-		if err != nil || !strings.HasPrefix(line, prefix) {
-			t.Fatalf("%q, want %s...: %v", line, prefix, err)
-		}
-		if prefix == "$" {
-			n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
-			io.CopyN(io.Discard, br, int64(n))
-		}
-	}
+	br := rawReplica(t, s.addr(), 20*time.Second)
 	waitOnline(t, m)
 	do := func(args ...any) {
 		t.Helper()
