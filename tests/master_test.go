@@ -157,11 +157,7 @@ func TestMasterMoondReplica(t *testing.T) {
 // killRedis kills a redis-server with SIGKILL (its process_id from INFO).
 func killRedis(t *testing.T, c *redis.Client) {
 	t.Helper()
-	pid, err := strconv.Atoi(infoField(t, c, "process_id"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(redisPID(t, c), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 }
