@@ -165,3 +165,27 @@ func stalledReplica(t *testing.T, s *server) (*redis.Client, int) {
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
 	return r, pid
 }
+
+// TestMoondReplicaKill9WhileTheSnapshotLoads: a moond replica of a
+// redis-server master is killed while it reads the master's snapshot (30
+// MB of random values); restarted on its directory, with replicaof in its
+// flags, it syncs again and equals the master.
+func TestMoondReplicaKill9WhileTheSnapshotLoads(t *testing.T) {
+	m := startRedisServer(t, "--dir", t.TempDir(), "--repl-diskless-sync", "no")
+	maddr := m.Options().Addr
+	fillMaster(t, maddr)
+	fillBig(t, maddr, 30000)
+	host, port := hostPort(t, maddr)
+	dir := t.TempDir()
+	s := startServerIn(t, dir, "uring", 2, "--replicaof", host, port)
+	waitFor(t, "the snapshot's transfer to start", func() bool {
+		info, err := m.Info(ctx(t), "replication").Result()
+		return err == nil && strings.Contains(info, "state=send_bulk")
+	})
+	s.kill9()
+	s2 := startServerIn(t, dir, "uring", 2, "--replicaof", host, port)
+	r := s2.client(2)
+	waitLinkUp(t, r)
+	waitEqual(t, maddr, s2.addr())
+	bigDBEqual(t, maddr, s2.addr())
+}
