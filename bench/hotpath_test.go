@@ -76,21 +76,6 @@ func sharedKeyspace(b *testing.B) *keyspace.Keyspace {
 	return shared
 }
 
-// encode writes args as a RESP multibulk request, as clients send them.
-func encode(dst []byte, args ...[]byte) []byte {
-	dst = append(dst, '*')
-	dst = strconv.AppendInt(dst, int64(len(args)), 10)
-	dst = append(dst, '\r', '\n')
-	for _, a := range args {
-		dst = append(dst, '$')
-		dst = strconv.AppendInt(dst, int64(len(a)), 10)
-		dst = append(dst, '\r', '\n')
-		dst = append(dst, a...)
-		dst = append(dst, '\r', '\n')
-	}
-	return dst
-}
-
 // A command builds one request on random keys.
 type command func(r *rand.Rand, keys int) [][]byte
 
@@ -128,7 +113,7 @@ func ring(cmd command, n, keys int) []byte {
 	r := rand.New(rand.NewPCG(1, 2))
 	var buf []byte
 	for range n {
-		buf = encode(buf, cmd(r, keys)...)
+		buf = resp.AppendCommand(buf, cmd(r, keys)...)
 	}
 	return buf
 }
@@ -219,8 +204,8 @@ func BenchmarkHotPath(b *testing.B) {
 // BenchmarkStage times the hot path's parts on their own, GET and SET on
 // the shared keyspace, so that a change shows which part it moved.
 func BenchmarkStage(b *testing.B) {
-	getReq := encode(nil, []byte("GET"), key("key", 123456))
-	setReq := encode(nil, []byte("SET"), key("key", 123456), value)
+	getReq := resp.AppendCommand(nil, []byte("GET"), key("key", 123456))
+	setReq := resp.AppendCommand(nil, []byte("SET"), key("key", 123456), value)
 	b.Run("Parse-GET", func(b *testing.B) {
 		var p resp.Parser
 		b.ReportAllocs()
@@ -314,7 +299,7 @@ func TestHotPathReplies(t *testing.T) {
 	}
 	// INCR counts: the same counter twice more gives +2.
 	cn := newConn(ks)
-	req := encode(nil, []byte("INCR"), []byte("counter:x"))
+	req := resp.AppendCommand(nil, []byte("INCR"), []byte("counter:x"))
 	for want := 1; want <= 3; want++ {
 		if _, err := cn.step(req); err != nil {
 			t.Fatal(err)
