@@ -106,8 +106,8 @@ halt() {
 cpu() { awk '{print $14, $15}' "/proc/${PID[$1]}/stat"; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# fullsync S: a fresh replica S-r of S-m; prints the ms until it is up and
-# holds every key.
+# fullsync S: a fresh replica S-r of S-m; sets SYNC_MS to the ms until it
+# is up and holds every key. (Not in a subshell: PID must keep the replica.)
 fullsync() {
 	local s=$1 t0 t1 deadline
 	halt "$s-r"
@@ -124,7 +124,7 @@ fullsync() {
 		sleep 0.01
 	done
 	t1=$(now_ms)
-	echo $((t1 - t0))
+	SYNC_MS=$((t1 - t0))
 }
 
 # writes S: SETS SETs at -P 16 on S-m; prints "rate user_us sys_us" (master).
@@ -151,7 +151,8 @@ for round in $(seq "$ROUNDS"); do
 	order=(moond redis)
 	[ $((round % 2)) -eq 0 ] && order=(redis moond)
 	for s in "${order[@]}"; do
-		MS[$s]+="$(fullsync "$s") "
+		fullsync "$s"
+		MS[$s]+="$SYNC_MS "
 	done
 	for s in "${order[@]}"; do
 		read -r rps u sy < <(writes "$s")
