@@ -31,7 +31,8 @@
 #
 # Knobs (environment): ROUNDS (7), MAXMEMORY_MB (64), VALUE (1024), KEYS
 # (4 x MAXMEMORY_MB MiB / VALUE), N_UNIFORM (40000), N_ZIPF (100000),
-# ZIPF_S (0.99), SERVER_CPU (0), CLIENT_CPU (1), BENCH_MD (BENCHMARKS.md),
+# ZIPF_S (0.99), COLD_ARGS (more moond flags for both servers, empty),
+# SERVER_CPU (0), CLIENT_CPU (1), BENCH_MD (BENCHMARKS.md),
 # SKIP_BUILD=1.
 set -euo pipefail
 
@@ -84,8 +85,11 @@ readbytes() { awk '$1 == "read_bytes:" {print $2}' "/proc/${PID[$1]}/io"; }
 rss_mb() { awk '/^VmRSS:/ {printf "%.0f", $2 / 1024}' "/proc/${PID[$1]}/status"; }
 
 launch() {
-	local s=$1 extra=()
+	local s=$1 extra=() more=()
 	[ "$s" = cold ] && extra=(--maxmemory "${MAXMEMORY_MB}mb" --maxmemory-policy allkeys-lru --tiered-storage yes)
+	# COLD_ARGS: more flags for both servers (e.g. --pagecache-size 16mb).
+	read -ra more <<<"${COLD_ARGS:-}"
+	extra+=("${more[@]}")
 	mkdir -p "$WORK/$s"
 	taskset -c "$SERVER_CPU" "$MOOND_BIN" --port "${PORT[$s]}" --dir "$WORK/$s" --shards 1 \
 		--appendonly yes --appendfsync everysec "${extra[@]}" >"$WORK/$s.log" 2>&1 &
@@ -179,7 +183,7 @@ med() { echo "$1" | median; }
 	echo "Run $(date -u '+%Y-%m-%d %H:%M UTC') on $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo))," \
 		"other work running on the host; $ROUNDS paired rounds. moond-only (redis-server cannot hold 4x its maxmemory)." \
 		"Two moond --shards 1 --appendonly yes --appendfsync everysec on CPU $SERVER_CPU: **cold** with --maxmemory ${MAXMEMORY_MB}mb" \
-		"--maxmemory-policy allkeys-lru --tiered-storage yes, **mem** without maxmemory (all in memory); each loaded with" \
+		"--maxmemory-policy allkeys-lru --tiered-storage yes, **mem** without maxmemory (all in memory)${COLD_ARGS:+, both with $COLD_ARGS}; each loaded with" \
 		"$KEYS keys of $VALUE bytes ($((KEYS * VALUE / 1048576)) MiB of values, 4x maxmemory), checkpointed (BGSAVE)." \
 		"bench/coldload on CPU $CLIENT_CPU: GETs at -P 16 over 50 connections, $N_UNIFORM a run (uniform)," \
 		"$N_ZIPF a run (zipfian, s = $ZIPF_S); every GET hit. \`make bench-cold\`."
