@@ -9,7 +9,7 @@ BIN := bin/moond
 RACE_PKGS := $(foreach d,uring runtime server shard persistence tests,$(if $(wildcard $(d)/*),./$(d)/...))
 FUZZTIME ?= 10s
 
-.PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench bench-redis bench-types bench-txn bench-tracking bench-evict bench-checkpoint test-long deps apt-deps
+.PHONY: all build run test lint fmt-check vet staticcheck portable unit race fuzz-short fuzz bench bench-redis bench-types bench-txn bench-tracking bench-evict bench-checkpoint bench-repl bench-cold test-long deps apt-deps
 
 all: build
 
@@ -116,6 +116,19 @@ bench-tracking: build
 # data) against redis-server: BENCHMARKS.md's bench-evict section.
 bench-evict: build
 	SKIP_BUILD=1 bash bench/evict_compare.sh
+
+# Replication (issue 22): full sync of 200k keys and SET -P 16 on a master
+# with one replica, moond->moond against redis-server->redis-server, paired
+# rounds; masters on CPU 0, replicas and clients on CPU 1
+# (bench/repl_compare.sh). Not part of make test.
+bench-repl: build
+	SKIP_BUILD=1 bash bench/repl_compare.sh
+
+# The cold tier (issue 19): GETs (uniform, zipfian) over 4x maxmemory of
+# data under tiered-storage, against the same moond with all data in
+# memory, paired rounds (bench/cold_compare.sh, bench/coldload).
+bench-cold: build
+	SKIP_BUILD=1 bash bench/cold_compare.sh
 
 # Restart time (whole WAL vs heap + tail) and GET/SET latency with and
 # without checkpoints running; rewrites its section of BENCHMARKS.md.
