@@ -108,9 +108,16 @@ func (ks *Keyspace) NoteColdRead(took time.Duration) {
 }
 
 // coolable reports whether the key in sl, of database d, may be made cold:
-// warm, clean, with a location, and not in chunks.
+// warm, clean, with a location, and not in chunks. While a take is in
+// progress, and until the checkpoint placed every key it took, no key is:
+// the take clears a key's dirty bit before the checkpoint writes its
+// version (take.go), and in between the location names the version
+// before, so cooling would drop the only copy of the current value.
 func (ks *Keyspace) coolable(d *db, sl *slot[entry]) bool {
 	if sl.v.isCold() || sl.v.loc&locDirtyAny != 0 || sl.v.loc&locWhere == 0 {
+		return false
+	}
+	if ks.take.phase != takeIdle || ks.take.unplaced > 0 {
 		return false
 	}
 	if len(ks.src.chunks) > 0 && ks.src.chunks[pairKey{d.phys, sl.key()}] != nil {

@@ -234,3 +234,44 @@ func TestNeedsValueOnlyForCommandsThatReadOrRewriteTheValue(t *testing.T) {
 		}
 	}
 }
+
+// TestColdEvictionWaitsForTakenKeysToBeWritten: between the take that
+// clears their dirty bits and the checkpoint's writing of their versions,
+// keys look clean but their locations name their old versions: eviction
+// makes none of them cold then (the checkpoint used to find such a key
+// cold and panic, its current value lost), and all of them once the
+// versions are placed; each reads back its new value.
+func TestColdEvictionWaitsForTakenKeysToBeWritten(t *testing.T) {
+	h := newTracked(t)
+	m, _ := coldModel(t, h)
+	for i := range 300 {
+		h.do("SET", "k"+strconv.Itoa(i), "new"+strconv.Itoa(i))
+	}
+	h.ks.BeginTake()
+	var taken [][]byte
+	for done := false; !done; {
+		var keys [][]byte
+		keys, done = h.ks.TakeSome(64)
+		for _, k := range keys {
+			taken = append(taken, append([]byte(nil), k...))
+		}
+	}
+	h.ks.SetEviction(Eviction{Policy: AllKeysLRU, Samples: 5, Tiered: true})
+	h.ks.Evict(0, time.Hour)
+	if c := h.ks.ColdStats().Keys; c != 0 {
+		t.Fatalf("%d keys made cold while their taken versions were unwritten", c)
+	}
+	for _, k := range taken {
+		m.write(t, h.ks, k)
+	}
+	m.release(t)
+	h.ks.Evict(0, time.Hour)
+	if c := h.ks.ColdStats().Keys; c != 300 {
+		t.Fatalf("%d keys cold once the checkpoint placed them, want 300", c)
+	}
+	for i := range 300 {
+		if got := h.doWarm("GET", "k"+strconv.Itoa(i)); got != q("new"+strconv.Itoa(i)) {
+			t.Fatalf("k%d reads back %s", i, got)
+		}
+	}
+}

@@ -425,6 +425,9 @@ func (ks *Keyspace) DeadOld(hk []byte) (heap.RecordID, bool) {
 // Version found is used again when the table has not changed since and it
 // holds the key (see placeHint); any other call looks the key up.
 func (ks *Keyspace) Placed(hk []byte, id heap.RecordID, parts []heap.RecordID, live bool) {
+	if ks.take.unplaced > 0 {
+		ks.take.unplaced--
+	}
 	phys, key, err := DecodeHeapKey(hk)
 	if err != nil || phys >= len(ks.pdbs) {
 		ks.src.hint = placeHint{}

@@ -122,7 +122,11 @@ const (
 
 // taking is the take in progress.
 type taking struct {
-	phase     int
+	phase int
+	// unplaced counts the keys TakeSome returned that the checkpoint has
+	// not Placed yet: their dirty bits are clear, but the heap does not
+	// hold their current version (coolable).
+	unplaced  int
 	stepWork  int        // the work the last TakeSome step did (takeSome)
 	refs      []dirtyRef // the list at BeginTake, then the late references
 	dbs       []dbDirty  // the databases' counts at BeginTake
@@ -286,6 +290,7 @@ func (ks *Keyspace) TakeSome(max int) ([][]byte, bool) {
 	a := &ks.take.out
 	a.buf, a.out = a.buf[:0], a.out[:0]
 	done := ks.takeSome(a, max, max*takeStepCost)
+	ks.take.unplaced += len(a.out)
 	if cap(a.buf) > 1<<20 && len(a.buf) < 1<<16 {
 		a.buf = nil // a step of huge keys: not kept
 	}
