@@ -115,7 +115,7 @@ func (s *Server) applyRuntimeConfig(c *conn) {
 	notify := s.cfg.NotifyKeyspaceEvents
 	s.cachePubsubLimit()
 	ev := s.evictionSettingsLocked()
-	applyGoMemoryLimit(s.cfg.MaxMemory)
+	applyGoMemoryLimit(s.cfg.MaxMemory, s.cfg.PageCacheSize)
 	s.maxmemory.Store(s.cfg.MaxMemory)
 	s.cfgMu.RUnlock()
 	s.cacheReplConfig()

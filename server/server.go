@@ -174,7 +174,7 @@ func (s *Server) Start() error {
 	}
 	s.cfgMu.RLock()
 	ev := s.evictionSettingsLocked()
-	applyGoMemoryLimit(s.cfg.MaxMemory)
+	applyGoMemoryLimit(s.cfg.MaxMemory, s.cfg.PageCacheSize)
 	s.maxmemory.Store(s.cfg.MaxMemory)
 	s.cfgMu.RUnlock()
 	for _, w := range s.workers {
