@@ -154,3 +154,38 @@ func TestPsync2PromotedInfoAsRedis(t *testing.T) {
 		t.Errorf("ROLE: moond %v %v, redis-server %v %v", got, err2, want, err1)
 	}
 }
+
+// TestPsync2MoondReplicaRepointedContinues: a moond replica of a
+// redis-server master, repointed to another replica of that master (which
+// shares its replid), continues with PSYNC on its old master's replid, in
+// the database the stream had selected: the master's next writes to db 5
+// come with no SELECT.
+func TestPsync2MoondReplicaRepointedContinues(t *testing.T) {
+	m := startRedisServer(t, "--repl-ping-replica-period", "3600")
+	host, port := hostPort(t, m.Options().Addr)
+	rr := startRedisServer(t, "--replicaof", host, port)
+	ms := startServer(t, "uring", 2)
+	mr := ms.client(2)
+	replicaOf(t, mr, host, port)
+	waitLinkUp(t, rr)
+	waitLinkUp(t, mr)
+	m5 := onDB(t, m.Options().Addr, 5)
+	if err := m5.Set(ctx(t), "before", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitCaughtUp(t, m, rr, mr)
+
+	rhost, rport := hostPort(t, rr.Options().Addr)
+	replicaOf(t, mr, rhost, rport)
+	waitLinkUp(t, mr)
+	if v := infoField(t, rr, "sync_partial_ok"); v != "1" {
+		t.Fatalf("sync_partial_ok = %s on the redis-server replica, want 1 (sync_full %s)", v, infoField(t, rr, "sync_full"))
+	}
+	for i := range 10 {
+		if err := m5.Set(ctx(t), "after:"+strconv.Itoa(i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitCaughtUp(t, m, rr, mr)
+	waitEqual(t, m.Options().Addr, ms.addr())
+}
