@@ -47,6 +47,9 @@ func (s *Server) promote(p replication.Position, ok bool) bool {
 		m.hold = false
 		s.stopFeedsLocked()
 	}
+	if m.feeding { // cannot be: no replica, no hold
+		return false
+	}
 	m.backlog = replication.NewBacklogAt(ringSize(s.backlogSize()), p.Offset)
 	m.hold = true
 	m.holdGen++
@@ -63,6 +66,18 @@ func (s *Server) releaseHold(gen uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.hold && m.holdGen == gen {
+		m.hold = false
+		s.stopFeedsLocked()
+	}
+}
+
+// endHold ends a promotion's hold when the server becomes a replica
+// again: the history it held the stream for is over.
+func (s *Server) endHold() {
+	m := &s.master
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.hold {
 		m.hold = false
 		s.stopFeedsLocked()
 	}

@@ -125,6 +125,7 @@ func (s *Server) replicaOf(host string, port int) string {
 		return "OK Already connected to specified master"
 	}
 	r.gate.Store(true)
+	s.endHold()
 	var resume replication.Position
 	if old != nil {
 		old.link.Stop()

@@ -49,8 +49,9 @@ func replicaOf(t *testing.T, c *redis.Client, host, port string) {
 
 // TestPsync2ReplicasContinueFromPromoted: a redis-server replica and a
 // moond replica of a moond master, and a moond replica promoted with
-// REPLICAOF NO ONE; the two others repointed to it continue (two
-// sync_partial_ok, no sync_full), then follow its writes in several dbs.
+// REPLICAOF NO ONE and written to; the two others repointed to it continue
+// (two sync_partial_ok, no sync_full) with that write, then follow its
+// writes in several dbs.
 func TestPsync2ReplicasContinueFromPromoted(t *testing.T) {
 	ms := startServer(t, "uring", 2)
 	maddr := ms.addr()
@@ -76,6 +77,11 @@ func TestPsync2ReplicasContinueFromPromoted(t *testing.T) {
 		if got := infoField(t, a, f); got != want {
 			t.Fatalf("promoted: %s = %s, want %s", f, got, want)
 		}
+	}
+	// Writes between the promotion and the replicas' return are in the
+	// stream they continue with.
+	if err := a.Set(ctx(t), "between", "promotion and return", 0).Err(); err != nil {
+		t.Fatal(err)
 	}
 	ahost, aport := hostPort(t, as.addr())
 	replicaOf(t, r, ahost, aport)
