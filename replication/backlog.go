@@ -58,6 +58,15 @@ func NewBacklog(size int) *Backlog {
 	return b
 }
 
+// NewBacklogAt returns an empty backlog of size bytes whose stream
+// continues at offset off: a promoted replica's, whose history goes on
+// from where its link had got to (PSYNC2).
+func NewBacklogAt(size int, off int64) *Backlog {
+	b := NewBacklog(size)
+	b.off = off
+	return b
+}
+
 // Epoch is the backlog's epoch, for a feed set now (Add).
 func (b *Backlog) Epoch() uint64 {
 	b.mu.Lock()

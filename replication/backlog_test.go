@@ -299,3 +299,25 @@ func TestCursorPastMaxSpillIsBehind(t *testing.T) {
 		t.Fatalf("ReadCursor past MaxSpill: %v, want ErrBehind", err)
 	}
 }
+
+// TestBacklogAt checks that a backlog made at an offset counts from it,
+// holds exactly that position before any byte, and serves what follows.
+func TestBacklogAt(t *testing.T) {
+	b := NewBacklogAt(MinSize, 1000)
+	if off, first, hist := b.Stats(); off != 1000 || first != 1001 || hist != 0 {
+		t.Fatalf("stats %d %d %d, want 1000 1001 0", off, first, hist)
+	}
+	if !b.Holds(1000) || b.Holds(999) || b.Holds(1001) {
+		t.Fatal("a fresh backlog at 1000 must hold exactly 1000")
+	}
+	b.Feed(0, [][]byte{[]byte("SET"), []byte("k"), []byte("v")})
+	var quit atomic.Bool
+	got, err := b.Read(nil, 1000, 1<<20, &quit)
+	want := "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
+	if err != nil || string(got) != want {
+		t.Fatalf("read %q %v, want %q", got, err, want)
+	}
+	if b.Offset() != 1000+int64(len(want)) {
+		t.Fatalf("offset %d", b.Offset())
+	}
+}

@@ -33,6 +33,10 @@ type Config struct {
 	// Local opens a connection to this server on which the master's
 	// commands run, as the master's client (writes allowed on a replica).
 	Local func() (net.Conn, error)
+	// Resume is where the local data stands in a history (the link
+	// before this one's Position): the first PSYNC asks to continue
+	// there, as Redis's replica does on a new master. Empty for none.
+	Resume Position
 }
 
 // The link's states, as ROLE names them.
@@ -88,6 +92,12 @@ type Link struct {
 	// inMulti: the stream handed on a MULTI and not yet its EXEC or
 	// DISCARD (the link's goroutine only); a full sync discards it.
 	inMulti bool
+	// db is the database of the stream's last SELECT (the link's
+	// goroutine only): a new local connection resumes in it.
+	db int
+	// resumed: the replid and offset come from Config.Resume and hold
+	// for the first local connection.
+	resumed bool
 	cur     atomic.Pointer[applier] // app, for Status
 	wmu     sync.Mutex
 }
@@ -109,6 +119,7 @@ func Start(cfg Config) *Link {
 	l := &Link{cfg: cfg, stop: make(chan struct{}), done: make(chan struct{}), state: StateConnect, down: time.Now()}
 	empty := ""
 	l.replID.Store(&empty)
+	l.resumeFrom(cfg.Resume)
 	go l.run()
 	return l
 }
@@ -271,16 +282,35 @@ func (l *Link) session() error {
 		if err != nil {
 			return fmt.Errorf("replication: opening the local connection: %w", err)
 		}
-		l.app = newApplier(lc, l.cfg.Log, 0)
-		l.cur.Store(l.app)
-		l.inMulti = false
-		l.setReplID("")
+		if err := l.newLocal(lc); err != nil {
+			return err
+		}
 	}
 	if err := l.psync(conn, br, end); err != nil {
 		return err
 	}
 	go l.acker(conn, end)
 	return l.stream(conn, br)
+}
+
+// newLocal makes lc the local connection. The data it writes to follows
+// no history, unless the link resumes one (Config.Resume): then the
+// connection starts in the stream's database, as the old link's did.
+func (l *Link) newLocal(lc net.Conn) error {
+	off := int64(0)
+	if l.resumed {
+		off = l.readOff.Load()
+	}
+	l.app = newApplier(lc, l.cfg.Log, off)
+	l.cur.Store(l.app)
+	l.inMulti = false
+	if !l.resumed {
+		l.setReplID("")
+		return nil
+	}
+	l.resumed = false
+	sel := appendCommand(nil, []byte("SELECT"), []byte(strconv.Itoa(l.db)))
+	return l.app.send(sel, item{off: -1, what: "select"})
 }
 
 // setReplID records the master's replication id.

@@ -182,6 +182,7 @@ func (l *Link) fullSync(conn net.Conn, br *bufio.Reader, id string, start int64,
 		return err
 	}
 	l.readOff.Store(start)
+	l.db = 0
 	l.setReplID(id)
 	loaded, err := l.app.barrier(start)
 	if err != nil {
@@ -309,6 +310,10 @@ func (l *Link) stream(conn net.Conn, br *bufio.Reader) error {
 			raw, it.then = pingCmd, func() { l.ack(conn) }
 		case name == "ping" || name == "replconf":
 			raw = pingCmd
+		case name == "select" && len(c.args) == 2:
+			if db, err := strconv.Atoi(string(c.args[1])); err == nil {
+				l.db = db
+			}
 		case name == "multi":
 			l.inMulti = true
 		case name == "exec" || name == "discard":

@@ -12,7 +12,7 @@ import (
 // replicas (master.go) and its backlog.
 func (s *Server) infoReplication(kv func(string, any)) {
 	st, host, port, replica := s.replStatus()
-	replID, replID2, offset, second := s.runID, strings.Repeat("0", 40), int64(0), int64(-1)
+	replID, replID2, offset, second := s.masterReplID(), strings.Repeat("0", 40), int64(0), int64(-1)
 	if replica {
 		kv("role", "slave")
 		kv("master_host", host)

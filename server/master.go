@@ -23,6 +23,10 @@ type masterState struct {
 	pinger   chan struct{}                       // closed to stop the PINGs
 	acked    chan struct{}                       // closed at the next ACK (master_wait.go)
 	cfg      masterSettings                      // master_settings.go
+	// hold keeps the feeds on with no replica attached, for a while after
+	// a promotion (master_history.go); holdGen tells a stale timer.
+	hold    bool
+	holdGen uint64
 
 	// INFO stats: full syncs served, PSYNCs continued and PSYNCs of a
 	// replid and offset that could not be.
@@ -49,16 +53,7 @@ func (s *Server) attachReplica(r *replica) int64 {
 	}
 	r.backlog = m.backlog
 	m.replicas = append(m.replicas, r)
-	if !m.feeding {
-		m.feeding = true
-		epoch := m.backlog.Epoch()
-		for _, w := range s.workers {
-			w.sh.SetFeed(w.replFeed(m.backlog, epoch))
-		}
-		m.live.Store(m.backlog)
-		m.pinger = make(chan struct{})
-		go s.replicationCron(m.pinger, m.backlog)
-	}
+	s.startFeedsLocked()
 	start := m.backlog.Start()
 	// No shard appends while the txn holds them all: the cursor is at
 	// start, and from here the backlog keeps every byte for r.
@@ -66,10 +61,44 @@ func (s *Server) attachReplica(r *replica) int64 {
 	return start
 }
 
+// startFeedsLocked sets the shards' feeds to the backlog, and starts the
+// cron, unless they are set (under m.mu).
+func (s *Server) startFeedsLocked() {
+	m := &s.master
+	if m.feeding {
+		return
+	}
+	m.feeding = true
+	epoch := m.backlog.Epoch()
+	for _, w := range s.workers {
+		w.sh.SetFeed(w.replFeed(m.backlog, epoch))
+	}
+	m.live.Store(m.backlog)
+	m.pinger = make(chan struct{})
+	go s.replicationCron(m.pinger, m.backlog)
+}
+
+// stopFeedsLocked unsets the feeds when nothing needs them any more (no
+// replica, no promotion hold); the backlog forgets its bytes: the stream
+// has a gap from there on (under m.mu).
+func (s *Server) stopFeedsLocked() {
+	m := &s.master
+	if len(m.replicas) > 0 || m.hold || !m.feeding {
+		return
+	}
+	m.feeding = false
+	m.live.Store(nil)
+	for _, w := range s.workers {
+		w.sh.SetFeed(nil)
+	}
+	close(m.pinger)
+	m.backlog.Reset()
+}
+
 // continueReplica adds r at pos, the offset it already has, when the
 // backlog holds the stream from there (a partial resync): only while the
-// shards feed it, i.e. while another replica is attached, since the feeds
-// stop with the last one.
+// shards feed it, i.e. while another replica is attached or a promotion
+// holds the feeds (master_history.go), since the feeds stop with the last.
 func (s *Server) continueReplica(r *replica, pos int64) bool {
 	m := &s.master
 	m.mu.Lock()
@@ -86,8 +115,8 @@ func (s *Server) continueReplica(r *replica, pos int64) bool {
 	return true
 }
 
-// detachReplica removes r; the last one to go unsets the feeds, and the
-// backlog forgets its bytes: the stream has a gap from there on.
+// detachReplica removes r; the last one to go unsets the feeds
+// (stopFeedsLocked).
 func (s *Server) detachReplica(r *replica) {
 	m := &s.master
 	m.mu.Lock()
@@ -101,15 +130,7 @@ func (s *Server) detachReplica(r *replica) {
 	if r.cursor != nil {
 		r.backlog.Detach(r.cursor) // its pump may never have run
 	}
-	if len(m.replicas) == 0 && m.feeding {
-		m.feeding = false
-		m.live.Store(nil)
-		for _, w := range s.workers {
-			w.sh.SetFeed(nil)
-		}
-		close(m.pinger)
-		m.backlog.Reset()
-	}
+	s.stopFeedsLocked()
 }
 
 // replicasNow is a copy of the attached replicas.
@@ -126,9 +147,10 @@ func (s *Server) stopReplicas() {
 	}
 }
 
-// replicationCron runs once a second while replicas are attached, until
-// stop is closed: it PINGs the stream every repl-ping-replica-period (read
-// at each tick, so that CONFIG SET applies) and counts the good replicas
+// replicationCron runs once a second while the feeds are set, until stop
+// is closed: it PINGs the stream every repl-ping-replica-period (read at
+// each tick, so that CONFIG SET applies) while a replica is attached (as
+// Redis: a promotion's hold adds nothing to the stream) and counts the good replicas
 // (min-replicas-max-lag), as Redis's replicationCron.
 func (s *Server) replicationCron(stop <-chan struct{}, b *replication.Backlog) {
 	lastPing := time.Now()
@@ -137,7 +159,7 @@ func (s *Server) replicationCron(stop <-chan struct{}, b *replication.Backlog) {
 	for {
 		select {
 		case now := <-t.C:
-			if now.Sub(lastPing) >= s.replPingPeriod() {
+			if now.Sub(lastPing) >= s.replPingPeriod() && len(s.replicasNow()) > 0 {
 				b.Ping()
 				lastPing = now
 			}

@@ -37,7 +37,7 @@ func (r *replica) serve(start int64, parts []snapshotPart) {
 // then the stream from pos, the offset r has.
 func (r *replica) resume(pos int64) {
 	go r.pump()
-	err := r.write([]byte("+CONTINUE " + r.srv.runID + "\r\n"))
+	err := r.write([]byte("+CONTINUE " + r.srv.masterReplID() + "\r\n"))
 	if err == nil {
 		err = r.follow(pos)
 	}
@@ -68,7 +68,7 @@ func (r *replica) end(err error) {
 func (r *replica) sendSnapshot(start int64, parts []snapshotPart) error {
 	var head []byte
 	if !r.oldSync {
-		head = fmt.Appendf(head, "+FULLRESYNC %s %d\r\n", r.srv.runID, start)
+		head = fmt.Appendf(head, "+FULLRESYNC %s %d\r\n", r.srv.masterReplID(), start)
 	}
 	file := r.srv.rdbFile(start, parts)
 	head = fmt.Appendf(head, "$%d\r\n", len(file))
@@ -90,7 +90,7 @@ func (s *Server) rdbFile(start int64, parts []snapshotPart) []byte {
 	f = rdb.AppendAux(f, "ctime", strconv.FormatInt(time.Now().Unix(), 10))
 	f = rdb.AppendAux(f, "used-mem", "0")
 	f = rdb.AppendAux(f, "repl-stream-db", "0")
-	f = rdb.AppendAux(f, "repl-id", s.runID)
+	f = rdb.AppendAux(f, "repl-id", s.masterReplID())
 	f = rdb.AppendAux(f, "repl-offset", strconv.FormatInt(start, 10))
 	f = rdb.AppendAux(f, "aof-base", "0")
 	for db := range parts[0].dbs {

@@ -60,8 +60,9 @@ func cmdReplconf(c *conn, args [][]byte) {
 // takes the snapshot: with every shard held, the stream's start is taken
 // and each shard serializes its keys, so that the snapshot holds every
 // write before that offset and the stream every write after it. A PSYNC
-// with this master's replid at an offset the backlog still holds is a
-// partial resync instead (+CONTINUE, the stream from there).
+// with this master's replid (or the old master's, up to the promotion:
+// master_history.go) at an offset the backlog still holds is a partial
+// resync instead (+CONTINUE, the stream from there).
 func cmdSync(c *conn, args [][]byte) {
 	if t := c.w.srv.repl.cur.Load(); t != nil && !t.link.Up() {
 		c.errorReply("NOMASTERLINK Can't SYNC while not connected with my master")
@@ -75,11 +76,11 @@ func cmdSync(c *conn, args [][]byte) {
 	}
 	srv := c.w.srv
 	srv.log.Info("replica asks for synchronization", "addr", r.addr, "cmd", strings.ToUpper(string(args[0])))
-	if len(args) == 3 && string(args[1]) == srv.runID {
-		if off, err := strconv.ParseInt(string(args[2]), 10, 64); err == nil && srv.continueReplica(r, off-1) {
+	if len(args) == 3 {
+		if pos, ok := srv.psyncPosition(string(args[1]), string(args[2])); ok && srv.continueReplica(r, pos) {
 			srv.master.syncPartialOK.Add(1)
-			srv.log.Info("partial resynchronization request accepted", "addr", r.addr, "offset", off)
-			go r.resume(off - 1)
+			srv.log.Info("partial resynchronization request accepted", "addr", r.addr, "offset", pos+1)
+			go r.resume(pos)
 			return
 		}
 	}

@@ -41,6 +41,9 @@ type replState struct {
 	// NO ONE promoted this server (INFO's master_replid2,
 	// second_repl_offset; ROLE's offset).
 	promoted atomic.Pointer[promotion]
+	// masterID is the replid served as a master since the last
+	// promotion, nil for the run id (master_history.go).
+	masterID atomic.Pointer[string]
 }
 
 // replTarget is a master and the link that follows it.
@@ -104,11 +107,15 @@ func (s *Server) replicaOf(host string, port int) string {
 	old := r.cur.Load()
 	if host == "" {
 		if old != nil {
-			st := old.link.Status()
 			old.link.Stop()
-			r.promoted.Store(&promotion{id: st.ReplID, off: st.Offset})
+			pos, ok := old.link.Position()
+			if s.promote(pos, ok) {
+				r.promoted.Store(&promotion{id: pos.ReplID, off: pos.Offset})
+			} else {
+				r.promoted.Store(nil)
+			}
 			r.cur.Store(nil)
-			s.log.Info("MASTER MODE enabled (user request)")
+			s.log.Info("MASTER MODE enabled (user request)", "replid2", pos.ReplID, "offset", pos.Offset)
 		}
 		r.gate.Store(false)
 		s.setReplicaOfConfig("")
@@ -118,8 +125,11 @@ func (s *Server) replicaOf(host string, port int) string {
 		return "OK Already connected to specified master"
 	}
 	r.gate.Store(true)
+	s.endHold()
+	var resume replication.Position
 	if old != nil {
 		old.link.Stop()
+		resume, _ = old.link.Position() // the zero Position when not clean
 	}
 	s.setReplicaOfConfig(replicaOfSetting(host, port))
 	s.cfgMu.RLock()
@@ -129,7 +139,7 @@ func (s *Server) replicaOf(host string, port int) string {
 	}
 	cfg := replication.Config{Host: host, Port: port, Credentials: s.masterCredentials,
 		ListeningPort: announcePort, AnnounceIP: s.cfg.ReplicaAnnounceIP, Timeout: s.cfg.ReplTimeout,
-		Log: s.log, Local: s.masterClientConn}
+		Log: s.log, Local: s.masterClientConn, Resume: resume}
 	s.cfgMu.RUnlock()
 	s.log.Info("REPLICAOF: connecting to the master", "host", host, "port", port)
 	r.cur.Store(&replTarget{link: replication.Start(cfg), host: host, port: port})
