@@ -209,7 +209,10 @@ func TestSentinelFailoverMoond(t *testing.T) {
 	old := startServerIn(t, ms.dir, "uring", 2, mconf, "--port", strconv.Itoa(ms.port))
 	old.port = ms.port
 	olc := old.client(2)
-	pollUntil(t, 40*time.Second, "Sentinel repoints the restarted old master", func() bool {
+	// Sentinel reads a replica's INFO every 10 s and waits a few periods
+	// before it reconfigures one that says it is a master: 20-30 s on a
+	// quiet host, more under load (the race job).
+	pollUntil(t, 90*time.Second, "Sentinel repoints the restarted old master", func() bool {
 		return isReplicaOf(t, olc, newAddr) && infoField(t, olc, "master_link_status") == "up"
 	})
 	if v, err := olc.Get(ctx(t), "after-failover").Result(); err != nil || v != "yes" {
