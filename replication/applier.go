@@ -7,6 +7,8 @@ import (
 	"net"
 	"sync/atomic"
 	"time"
+
+	"github.com/moond-db/moond/resp"
 )
 
 // applier runs the master's commands through a connection to the local
@@ -113,7 +115,7 @@ func (a *applier) barrier(off int64) (<-chan struct{}, error) {
 	return done, a.flush()
 }
 
-var pingCmd = appendCommand(nil, []byte("PING"))
+var pingCmd = resp.AppendCommand(nil, []byte("PING"))
 
 // drain waits (at most timeout) for every command sent to be answered,
 // then closes the connection. Only the goroutine that sends may call it,

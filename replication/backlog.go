@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/moond-db/moond/resp"
 )
 
 // Backlog is a master's replication stream: one sequence of RESP commands
@@ -131,11 +133,11 @@ func (b *Backlog) emitLocked(dbs []int, cmds [][][]byte) {
 // feedLocked is Feed under the mutex.
 func (b *Backlog) feedLocked(db int, args [][]byte) {
 	if db != b.lastDB && db >= 0 {
-		b.enc = appendCommand(b.enc[:0], []byte("SELECT"), strconv.AppendInt(nil, int64(db), 10))
+		b.enc = resp.AppendCommand(b.enc[:0], []byte("SELECT"), strconv.AppendInt(nil, int64(db), 10))
 		b.appendLocked(b.enc)
 		b.lastDB = db
 	}
-	b.enc = appendCommand(b.enc[:0], args...)
+	b.enc = resp.AppendCommand(b.enc[:0], args...)
 	b.appendLocked(b.enc)
 	if cap(b.enc) > 64<<10 {
 		b.enc = nil // a big value's encoding is not kept
@@ -145,7 +147,7 @@ func (b *Backlog) feedLocked(db int, args [][]byte) {
 // Ping appends a PING (repl-ping-replica-period), database-less.
 func (b *Backlog) Ping() {
 	b.mu.Lock()
-	b.appendLocked(appendCommand(nil, []byte("PING")))
+	b.appendLocked(resp.AppendCommand(nil, []byte("PING")))
 	b.mu.Unlock()
 	b.more.Broadcast()
 }

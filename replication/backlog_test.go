@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/moond-db/moond/resp"
 )
 
 // TestBacklogFeedSelectsAndReads: the stream selects a database when it
@@ -260,12 +262,12 @@ func TestCursorKeepsWhatTheRingOverwrites(t *testing.T) {
 	for i := range 2000 {
 		args := [][]byte{[]byte("SET"), []byte(fmt.Sprintf("k%d", i)), bytes.Repeat([]byte{'v'}, i%97)}
 		b.Feed(0, args)
-		want = appendCommand(want, args...)
+		want = resp.AppendCommand(want, args...)
 		if i == 1000 {
 			b.Resize(MinSize) // the ring shrinks under the cursor, then wraps
 		}
 	}
-	want = append(appendCommand(nil, []byte("SELECT"), []byte("0")), want...)
+	want = append(resp.AppendCommand(nil, []byte("SELECT"), []byte("0")), want...)
 	if _, err := b.Read(nil, 0, 100, &quit); !errors.Is(err, ErrBehind) {
 		t.Fatalf("a Read from 0 after %d bytes through a %d-byte ring: %v, want ErrBehind", len(want), MinSize, err)
 	}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/moond-db/moond/resp"
 )
 
 // Config says which master to follow and how.
@@ -309,7 +311,7 @@ func (l *Link) newLocal(lc net.Conn) error {
 		return nil
 	}
 	l.resumed = false
-	sel := appendCommand(nil, []byte("SELECT"), []byte(strconv.Itoa(l.db)))
+	sel := resp.AppendCommand(nil, []byte("SELECT"), []byte(strconv.Itoa(l.db)))
 	return l.app.send(sel, item{off: -1, what: "select"})
 }
 
@@ -354,7 +356,7 @@ func (l *Link) ack(conn net.Conn) {
 		return
 	}
 	off := strconv.AppendInt(nil, a.acked.Load(), 10)
-	if err := l.write(conn, appendCommand(nil, []byte("REPLCONF"), []byte("ACK"), off)); err != nil {
+	if err := l.write(conn, resp.AppendCommand(nil, []byte("REPLCONF"), []byte("ACK"), off)); err != nil {
 		conn.Close() // the stream's read fails and the session ends
 	}
 }

@@ -121,21 +121,6 @@ func readFull(r io.Reader, dst []byte, n int) ([]byte, error) {
 	return dst, nil
 }
 
-// appendCommand appends args as a RESP multibulk command.
-func appendCommand(dst []byte, args ...[]byte) []byte {
-	dst = append(dst, '*')
-	dst = strconv.AppendInt(dst, int64(len(args)), 10)
-	dst = append(dst, '\r', '\n')
-	for _, a := range args {
-		dst = append(dst, '$')
-		dst = strconv.AppendInt(dst, int64(len(a)), 10)
-		dst = append(dst, '\r', '\n')
-		dst = append(dst, a...)
-		dst = append(dst, '\r', '\n')
-	}
-	return dst
-}
-
 // readReply reads one RESP2 reply and returns the error's text when it is
 // an error reply, or an array holding one ("" otherwise).
 func readReply(r *bufio.Reader) (string, error) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/moond-db/moond/rdb"
+	"github.com/moond-db/moond/resp"
 )
 
 // request sends a command to the master and reads its one-line reply,
@@ -20,7 +21,7 @@ func (l *Link) request(conn net.Conn, br *bufio.Reader, args ...string) (string,
 	for i, a := range args {
 		bs[i] = []byte(a)
 	}
-	if err := l.write(conn, appendCommand(nil, bs...)); err != nil {
+	if err := l.write(conn, resp.AppendCommand(nil, bs...)); err != nil {
 		return "", fmt.Errorf("replication: sending %s to the master: %w", args[0], err)
 	}
 	if err := skipNewlines(br); err != nil {
@@ -178,7 +179,7 @@ func (l *Link) fullSync(conn net.Conn, br *bufio.Reader, id string, start int64,
 	default:
 		return fmt.Errorf("%w: bad snapshot header %q", ErrProtocol, clip(hdr))
 	}
-	if err := l.app.send(appendCommand(nil, []byte("SELECT"), []byte("0")), item{off: -1, what: "select"}); err != nil {
+	if err := l.app.send(resp.AppendCommand(nil, []byte("SELECT"), []byte("0")), item{off: -1, what: "select"}); err != nil {
 		return err
 	}
 	l.readOff.Store(start)
@@ -229,11 +230,11 @@ func (l *Link) load(r *bufio.Reader) (int, error) {
 	}
 	if l.inMulti { // the old stream broke off inside a transaction
 		l.inMulti = false
-		if err := l.app.send(appendCommand(nil, []byte("DISCARD")), item{off: -1, what: "discard"}); err != nil {
+		if err := l.app.send(resp.AppendCommand(nil, []byte("DISCARD")), item{off: -1, what: "discard"}); err != nil {
 			return 0, err
 		}
 	}
-	if err := l.app.send(appendCommand(nil, []byte("FLUSHALL")), item{off: -1, what: "flushall"}); err != nil {
+	if err := l.app.send(resp.AppendCommand(nil, []byte("FLUSHALL")), item{off: -1, what: "flushall"}); err != nil {
 		return 0, err
 	}
 	db, keys, skipped := -1, 0, 0
@@ -251,7 +252,7 @@ func (l *Link) load(r *bufio.Reader) (int, error) {
 		}
 		if e.DB != db {
 			db = e.DB
-			sel := appendCommand(nil, []byte("SELECT"), []byte(strconv.Itoa(db)))
+			sel := resp.AppendCommand(nil, []byte("SELECT"), []byte(strconv.Itoa(db)))
 			if err := l.app.send(sel, item{off: -1, what: "select"}); err != nil {
 				return keys, err
 			}
@@ -284,7 +285,7 @@ func restoreCommand(dst []byte, e *Entry) []byte {
 	if e.Freq >= 0 {
 		args = append(args, []byte("FREQ"), strconv.AppendInt(nil, int64(e.Freq), 10))
 	}
-	return appendCommand(dst, args...)
+	return resp.AppendCommand(dst, args...)
 }
 
 // stream follows the master's commands: each is handed to the local
