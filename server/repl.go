@@ -44,6 +44,10 @@ type replState struct {
 	// masterID is the replid served as a master since the last
 	// promotion, nil for the run id (master_history.go).
 	masterID atomic.Pointer[string]
+
+	// bootResume is the position the last clean shutdown saved, for the
+	// link the configuration starts at the boot (under mu).
+	bootResume replication.Position
 }
 
 // replTarget is a master and the link that follows it.
@@ -80,8 +84,9 @@ func (s *Server) cacheReplConfig() {
 }
 
 // startConfiguredReplication starts following the master the
-// configuration names (replicaof), once the shards loaded.
-func (s *Server) startConfiguredReplication() {
+// configuration names (replicaof), once the shards loaded, from resume
+// when the last shutdown saved a position (repl_position.go).
+func (s *Server) startConfiguredReplication(resume replication.Position) {
 	s.cfgMu.RLock()
 	ro := s.cfg.ReplicaOf
 	s.cfgMu.RUnlock()
@@ -90,6 +95,9 @@ func (s *Server) startConfiguredReplication() {
 		return
 	}
 	p, _ := strconv.Atoi(port)
+	s.repl.mu.Lock()
+	s.repl.bootResume = resume
+	s.repl.mu.Unlock()
 	s.replicaOf(host, p)
 }
 
@@ -126,7 +134,8 @@ func (s *Server) replicaOf(host string, port int) string {
 	}
 	r.gate.Store(true)
 	s.endHold()
-	var resume replication.Position
+	resume := r.bootResume // the last shutdown's, for the first link only
+	r.bootResume = replication.Position{}
 	if old != nil {
 		old.link.Stop()
 		resume, _ = old.link.Position() // the zero Position when not clean
@@ -162,14 +171,17 @@ func (s *Server) setReplicaOfConfig(v string) {
 }
 
 // stopReplication ends the link before the shards stop, so that the
-// commands it already read are applied.
-func (s *Server) stopReplication() {
+// commands it already read are applied, and returns where the data then
+// stands in the master's history (ok false: no clean point, or no link).
+func (s *Server) stopReplication() (replication.Position, bool) {
 	r := &s.repl
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t := r.cur.Load(); t != nil {
 		t.link.Stop()
+		return t.link.Position()
 	}
+	return replication.Position{}, false
 }
 
 // replStatus returns the link's status and the master it follows; ok is

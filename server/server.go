@@ -261,7 +261,7 @@ func (s *Server) requestShutdown() {
 // checkpoint (at most 5 s of waiting for a heap fsync), seals its WAL
 // (waiting for its writes and fsyncs) and stops the loops, within 10 s.
 func (s *Server) Stop() {
-	s.stopReplication() // before stopping: the commands it read are applied
+	pos, atPoint := s.stopReplication() // before stopping: the commands it read are applied
 	s.stopReplicas()
 	s.stopping.Store(true)
 	s.stopOnce.Do(func() { close(s.stopped) })
@@ -312,6 +312,12 @@ func (s *Server) Stop() {
 	}
 	if !done {
 		s.log.Error("WAL close timed out at shutdown; the next start repairs the tail")
+	}
+	if atPoint && done && len(errs) == 0 {
+		// Every WAL is sealed: the data is the master's stream up to pos.
+		if err := s.saveReplPosition(pos); err != nil {
+			s.log.Error("a restart will need a full sync", "err", err)
+		}
 	}
 	for _, w := range s.workers {
 		if w != nil {
