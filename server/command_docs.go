@@ -9,7 +9,7 @@ import (
 
 // CommandNames are the full names of every command and subcommand moond
 // answers ("get", "config|get"), sorted: the commands whose Redis
-// documentation internal/cmddocgen records in command_docs_gen.go.
+// documentation internal/cmddocgen records in command_docs.resp3.
 func CommandNames() []string {
 	var names []string
 	var walk func(specs []*keyspace.CommandSpec)

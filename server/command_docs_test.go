@@ -2,7 +2,7 @@ package server
 
 import "testing"
 
-// TestCommandDocsCoverEveryCommand checks that command_docs_gen.go
+// TestCommandDocsCoverEveryCommand checks that command_docs.resp3
 // documents every command and subcommand moond has: a command added
 // without running internal/cmddocgen fails here.
 func TestCommandDocsCoverEveryCommand(t *testing.T) {

@@ -3,7 +3,7 @@ package server
 import "github.com/moond-db/moond/resp"
 
 // replyValue is a reply recorded from redis-server: the COMMAND DOCS
-// entries, command tips and key specs in command_docs_gen.go. It keeps
+// entries, command tips and key specs in command_docs.resp3 (command_docs_data.go). It keeps
 // RESP3's kinds (map, set) so that one record answers both protocols:
 // resp.Writer flattens maps and sets for a RESP2 client as Redis does.
 type replyValue struct {

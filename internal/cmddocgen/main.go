@@ -1,22 +1,21 @@
-// Command cmddocgen writes server/command_docs_gen.go: the COMMAND DOCS
+// Command cmddocgen writes server/command_docs.resp3: the COMMAND DOCS
 // entries, command tips and key specs of every command and subcommand
 // moond has, as a redis-server 7.0 answers them, so that moond's COMMAND
-// DOCS and COMMAND INFO answer the same. It is run by hand, against a
-// running redis-server of the version moond follows, after a command is
-// added:
+// DOCS and COMMAND INFO answer the same (server/command_docs_data.go
+// embeds and reads the file). It is run by hand, against a running
+// redis-server of the version moond follows, after a command is added:
 //
 //	redis-server --port 6399 --save '' &
-//	go run ./internal/cmddocgen -redis 127.0.0.1:6399 -o server/command_docs_gen.go
+//	go run ./internal/cmddocgen -redis 127.0.0.1:6399 -o server/command_docs.resp3
 //
-// The text it writes is Redis's command documentation (BSD-3-Clause,
-// Redis Ltd.), which the generated file's header says.
+// The data it writes is Redis's command documentation (BSD-3-Clause,
+// Redis Ltd.), which the file's first line says.
 package main
 
 import (
 	"bufio"
 	"flag"
 	"fmt"
-	"go/format"
 	"net"
 	"os"
 	"sort"
@@ -27,7 +26,7 @@ import (
 
 func main() {
 	addr := flag.String("redis", "127.0.0.1:6379", "address of a redis-server 7.0")
-	out := flag.String("o", "server/command_docs_gen.go", "the Go file to write")
+	out := flag.String("o", "server/command_docs.resp3", "the file to write")
 	flag.Parse()
 	if err := run(*addr, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "cmddocgen:", err)
@@ -58,10 +57,7 @@ func run(addr, out string) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("redis-server documents no %s", strings.Join(missing, ", "))
 	}
-	src, err := format.Source(t.render(server.CommandNames()))
-	if err != nil {
-		return fmt.Errorf("format the generated file: %w", err)
-	}
+	src := t.render(server.CommandNames())
 	if err := os.WriteFile(out, src, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)
 	}
@@ -127,76 +123,50 @@ func (t *tables) addInfo(entries value) {
 	}
 }
 
-// render writes the Go source of the tables' entries for names.
+// render writes the file: a simple string naming the data's source and
+// license, then the three tables as RESP3 maps of the entries for names,
+// sorted (tips and key specs only where Redis has some: moond answers an
+// empty set for the others).
 func (t *tables) render(names []string) []byte {
-	var b strings.Builder
-	fmt.Fprintf(&b, header, t.version)
-	for _, table := range []struct {
-		doc, name string
-		m         map[string]value
-	}{
-		{"commandDocs are the COMMAND DOCS entries, less their subcommands.", "commandDocs", t.docs},
-		{"commandTips are COMMAND INFO's command tips, where there are some.", "commandTips", t.tips},
-		{"commandKeySpecs are COMMAND INFO's key specs, where there are some.", "commandKeySpecs", t.specs},
-	} {
-		fmt.Fprintf(&b, "\n// %s\nvar %s = map[string]replyValue{\n", table.doc, table.name)
-		sorted := append([]string(nil), names...)
-		sort.Strings(sorted)
+	sorted := append([]string(nil), names...)
+	sort.Strings(sorted)
+	b := fmt.Appendf(nil, "+redis-server %s COMMAND DOCS and COMMAND INFO, by internal/cmddocgen; "+
+		"Copyright (c) 2006-2022, Redis Ltd. and contributors, BSD-3-Clause\r\n", t.version)
+	for i, m := range []map[string]value{t.docs, t.tips, t.specs} {
+		var kept []string
 		for _, name := range sorted {
-			if v := table.m[name]; v.kind != '%' && len(v.elems) == 0 {
-				continue // no tips or key specs: moond answers an empty set
+			if v := m[name]; i == 0 || v.kind == '%' || len(v.elems) > 0 {
+				kept = append(kept, name)
 			}
-			fmt.Fprintf(&b, "%q: ", name)
-			writeValue(&b, table.m[name])
-			b.WriteString(",\n")
 		}
-		b.WriteString("}\n")
+		b = fmt.Appendf(b, "%%%d\r\n", len(kept))
+		for _, name := range kept {
+			b = appendValue(appendValue(b, value{kind: '$', str: name}), m[name])
+		}
 	}
-	return []byte(b.String())
+	return b
 }
 
-// writeValue writes v as a call of the replyValue constructors.
-func writeValue(b *strings.Builder, v value) {
+// appendValue appends v in RESP3.
+func appendValue(b []byte, v value) []byte {
 	switch v.kind {
 	case '$':
-		fmt.Fprintf(b, "rvBulk(%q)", v.str)
+		return fmt.Appendf(b, "$%d\r\n%s\r\n", len(v.str), v.str)
 	case '+':
-		fmt.Fprintf(b, "rvSimple(%q)", v.str)
+		return fmt.Appendf(b, "+%s\r\n", v.str)
 	case ':':
-		fmt.Fprintf(b, "rvInt(%d)", v.num)
-	default:
-		ctor := map[byte]string{'*': "rvArray", '%': "rvMap", '~': "rvSet", 0: "rvArray"}[v.kind]
-		b.WriteString(ctor + "(")
-		for i, e := range v.elems {
-			if breaksBefore(v, i) {
-				b.WriteString("\n")
-			}
-			writeValue(b, e)
-			if i < len(v.elems)-1 || len(v.elems) > 2 {
-				b.WriteString(", ")
-			}
-		}
-		b.WriteString(")")
+		return fmt.Appendf(b, ":%d\r\n", v.num)
 	}
-}
-
-// breaksBefore reports whether the element i of the aggregate v starts a
-// line: a map's every key, any aggregate's element when it has more than
-// two or holds aggregates.
-func breaksBefore(v value, i int) bool {
-	if v.kind == '%' {
-		return i%2 == 0
+	kind, n := v.kind, len(v.elems)
+	if kind == 0 || kind == '_' {
+		kind = '*'
 	}
-	e := v.elems[i]
-	return len(v.elems) > 2 || e.kind == '%' || e.kind == '*'
+	if kind == '%' {
+		n /= 2
+	}
+	b = fmt.Appendf(b, "%c%d\r\n", kind, n)
+	for _, e := range v.elems {
+		b = appendValue(b, e)
+	}
+	return b
 }
-
-const header = `// Code generated by internal/cmddocgen from redis-server %s; DO NOT EDIT.
-
-// The command documentation, command tips and key specs below are
-// Redis's, as redis-server answers COMMAND DOCS and COMMAND INFO:
-// Copyright (c) 2006-2022, Redis Ltd. and contributors, under the
-// BSD-3-Clause license (https://github.com/redis/redis/blob/7.0/COPYING).
-
-package server
-`
