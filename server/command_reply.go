@@ -13,15 +13,6 @@ type replyValue struct {
 	elems []replyValue // an array's or set's elements; a map's keys and values, alternating
 }
 
-// The constructors the generated data is written with.
-
-func rvBulk(s string) replyValue         { return replyValue{kind: '$', str: s} }
-func rvSimple(s string) replyValue       { return replyValue{kind: '+', str: s} }
-func rvInt(n int64) replyValue           { return replyValue{kind: ':', num: n} }
-func rvArray(e ...replyValue) replyValue { return replyValue{kind: '*', elems: e} }
-func rvMap(kv ...replyValue) replyValue  { return replyValue{kind: '%', elems: kv} }
-func rvSet(e ...replyValue) replyValue   { return replyValue{kind: '~', elems: e} }
-
 // write writes v to w in w's protocol.
 func (v replyValue) write(w *resp.Writer) {
 	switch v.kind {
