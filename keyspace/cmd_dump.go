@@ -12,7 +12,7 @@ import (
 
 // dumpSpecs are DUMP and RESTORE, with Redis 7.0's flags and categories.
 var dumpSpecs = []*CommandSpec{
-	{Name: "dump", Arity: 2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyReadSlow, Tips: tNondet, run: cmdDump},
+	{Name: "dump", Arity: 2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyReadSlow, run: cmdDump},
 	{Name: "restore", Arity: -4, Flags: fWDeny, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: []string{"@keyspace", "@write", "@slow", "@dangerous"}, run: cmdRestore},
 }
 

@@ -23,7 +23,6 @@ var (
 	cHashReadFast  = []string{"@read", "@hash", "@fast"}
 	cHashReadSlow  = []string{"@read", "@hash", "@slow"}
 	cHashWriteFast = []string{"@write", "@hash", "@fast"}
-	tNondetOrder   = []string{"nondeterministic_output_order"}
 )
 
 // hashSpecs are the hash commands.
@@ -37,13 +36,13 @@ var hashSpecs = []*CommandSpec{
 	{Name: "hlen", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cHashReadFast, run: cmdHLen},
 	{Name: "hstrlen", Arity: 3, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cHashReadFast, run: cmdHStrlen},
 	{Name: "hexists", Arity: 3, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cHashReadFast, run: cmdHExists},
-	{Name: "hkeys", Arity: 2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cHashReadSlow, Tips: tNondetOrder, run: cmdHKeys},
-	{Name: "hvals", Arity: 2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cHashReadSlow, Tips: tNondetOrder, run: cmdHVals},
-	{Name: "hgetall", Arity: 2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cHashReadSlow, Tips: tNondetOrder, run: cmdHGetAll},
+	{Name: "hkeys", Arity: 2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cHashReadSlow, run: cmdHKeys},
+	{Name: "hvals", Arity: 2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cHashReadSlow, run: cmdHVals},
+	{Name: "hgetall", Arity: 2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cHashReadSlow, run: cmdHGetAll},
 	{Name: "hincrby", Arity: 4, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cHashWriteFast, run: cmdHIncrBy},
 	{Name: "hincrbyfloat", Arity: 4, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cHashWriteFast, run: cmdHIncrByFloat},
-	{Name: "hrandfield", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cHashReadSlow, Tips: tNondet, run: cmdHRandField},
-	{Name: "hscan", Arity: -3, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cHashReadSlow, Tips: tNondet, run: cmdHScan},
+	{Name: "hrandfield", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cHashReadSlow, run: cmdHRandField},
+	{Name: "hscan", Arity: -3, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cHashReadSlow, run: cmdHScan},
 }
 
 // hashForRead looks key up for reading: its hash (nil when the key is

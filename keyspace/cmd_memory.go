@@ -75,10 +75,6 @@ func cmdMemoryHelp(_ *Keyspace, _ *Client, _ [][]byte, w ReplyWriter) {
 	}
 }
 
-// memoryServerTips are the command tips of the MEMORY subcommands the
-// server answers.
-var memoryServerTips = []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}
-
 // cmdServerOnly runs for a subcommand the server answers itself when it
 // reaches a keyspace anyway (a test calling Exec): the keyspace has no
 // figures of the server's.

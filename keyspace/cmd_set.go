@@ -22,7 +22,6 @@ var (
 	cSetReadS  = []string{"@read", "@set", "@slow"}
 	cSetWrite  = []string{"@write", "@set", "@fast"}
 	cSetWriteS = []string{"@write", "@set", "@slow"}
-	tSetOrder  = []string{"nondeterministic_output_order"}
 )
 
 // setSpecs are the set commands.
@@ -32,18 +31,18 @@ var setSpecs = []*CommandSpec{
 	{Name: "scard", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetRead, run: cmdSCard},
 	{Name: "sismember", Arity: 3, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetRead, run: cmdSIsMember},
 	{Name: "smismember", Arity: -3, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetRead, run: cmdSMIsMember},
-	{Name: "smembers", Arity: 2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetReadS, Tips: tSetOrder, run: cmdSMembers},
-	{Name: "srandmember", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetReadS, Tips: tNondet, run: cmdSRandMember},
-	{Name: "spop", Arity: -2, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetWrite, Tips: tNondet, run: cmdSPop},
+	{Name: "smembers", Arity: 2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetReadS, run: cmdSMembers},
+	{Name: "srandmember", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetReadS, run: cmdSRandMember},
+	{Name: "spop", Arity: -2, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetWrite, run: cmdSPop},
 	{Name: "smove", Arity: 4, Flags: fWFast, FirstKey: 1, LastKey: 2, Step: 1, ACLCategories: cSetWrite, run: cmdSMove},
-	{Name: "sinter", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetReadS, Tips: tSetOrder, run: cmdSInter},
+	{Name: "sinter", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetReadS, run: cmdSInter},
 	{Name: "sintercard", Arity: -3, Flags: []string{"readonly", "movablekeys"}, ACLCategories: cSetReadS, MovableKeys: sinterCardKeys, run: cmdSInterCard},
 	{Name: "sinterstore", Arity: -3, Flags: fWDeny, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetWriteS, run: cmdSInterStore},
-	{Name: "sunion", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetReadS, Tips: tSetOrder, run: cmdSUnion},
+	{Name: "sunion", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetReadS, run: cmdSUnion},
 	{Name: "sunionstore", Arity: -3, Flags: fWDeny, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetWriteS, run: cmdSUnionStore},
-	{Name: "sdiff", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetReadS, Tips: tSetOrder, run: cmdSDiff},
+	{Name: "sdiff", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetReadS, run: cmdSDiff},
 	{Name: "sdiffstore", Arity: -3, Flags: fWDeny, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cSetWriteS, run: cmdSDiffStore},
-	{Name: "sscan", Arity: -3, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetReadS, Tips: tNondet, run: cmdSScan},
+	{Name: "sscan", Arity: -3, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetReadS, run: cmdSScan},
 }
 
 // setLookup looks key up for a set command (a write's lookup when write)

@@ -42,7 +42,7 @@ var zsetSpecs = []*CommandSpec{
 	{Name: "zpopmin", Arity: -2, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cZWriteFast, run: cmdZPopMin},
 	{Name: "zpopmax", Arity: -2, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cZWriteFast, run: cmdZPopMax},
 	{Name: "zmpop", Arity: -4, Flags: fWMovable, ACLCategories: cZWriteSlow, MovableKeys: numkeysKeys(1), run: cmdZMPop},
-	{Name: "zrandmember", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cZReadSlow, Tips: tNondet, run: cmdZRandMember},
+	{Name: "zrandmember", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cZReadSlow, run: cmdZRandMember},
 	{Name: "zunion", Arity: -3, Flags: fROMovable, ACLCategories: cZReadSlow, MovableKeys: numkeysKeys(1), run: cmdZUnion},
 	{Name: "zinter", Arity: -3, Flags: fROMovable, ACLCategories: cZReadSlow, MovableKeys: numkeysKeys(1), run: cmdZInter},
 	{Name: "zdiff", Arity: -3, Flags: fROMovable, ACLCategories: cZReadSlow, MovableKeys: numkeysKeys(1), run: cmdZDiff},
@@ -50,7 +50,7 @@ var zsetSpecs = []*CommandSpec{
 	{Name: "zunionstore", Arity: -4, Flags: fWDenyMov, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cZWriteSlow, MovableKeys: storeKeys, run: cmdZUnionStore},
 	{Name: "zinterstore", Arity: -4, Flags: fWDenyMov, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cZWriteSlow, MovableKeys: storeKeys, run: cmdZInterStore},
 	{Name: "zdiffstore", Arity: -4, Flags: fWDenyMov, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cZWriteSlow, MovableKeys: storeKeys, run: cmdZDiffStore},
-	{Name: "zscan", Arity: -3, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cZReadSlow, Tips: tNondet, run: cmdZScan},
+	{Name: "zscan", Arity: -3, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cZReadSlow, run: cmdZScan},
 }
 
 // numkeysKeys returns the key positions of a command whose argument at

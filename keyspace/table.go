@@ -22,9 +22,6 @@ type CommandSpec struct {
 	FirstKey, LastKey, Step int
 	// ACLCategories are the categories, '@' included, in COMMAND's order.
 	ACLCategories []string
-	// Tips are COMMAND's command tips (request and response policies,
-	// nondeterministic output), as far as they apply.
-	Tips []string
 	// Subcommands are a container command's subcommands (OBJECT's).
 	Subcommands []*CommandSpec
 	// MovableKeys, for a command whose keys depend on its arguments
@@ -99,9 +96,6 @@ var (
 	cKeyReadSlow  = []string{"@keyspace", "@read", "@slow"}
 	cKeyWriteFast = []string{"@keyspace", "@write", "@fast"}
 	cKeyWriteSlow = []string{"@keyspace", "@write", "@slow"}
-
-	tMultiSum = []string{"request_policy:multi_shard", "response_policy:agg_sum"}
-	tNondet   = []string{"nondeterministic_output"}
 )
 
 // specs is the command table, with Redis 7.0's arity, flags, key positions
@@ -119,8 +113,8 @@ var stringSpecs = []*CommandSpec{
 	{Name: "getset", Arity: 3, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdGetSet},
 	{Name: "getdel", Arity: 2, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdGetDel},
 	{Name: "getex", Arity: -2, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdGetEx},
-	{Name: "mget", Arity: -2, Flags: fROFast, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cStrReadFast, Tips: []string{"request_policy:multi_shard"}, run: cmdMGet},
-	{Name: "mset", Arity: -3, Flags: fWDeny, FirstKey: 1, LastKey: -1, Step: 2, ACLCategories: cStrWriteSlow, Tips: []string{"request_policy:multi_shard", "response_policy:all_succeeded"}, run: cmdMSet},
+	{Name: "mget", Arity: -2, Flags: fROFast, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cStrReadFast, run: cmdMGet},
+	{Name: "mset", Arity: -3, Flags: fWDeny, FirstKey: 1, LastKey: -1, Step: 2, ACLCategories: cStrWriteSlow, run: cmdMSet},
 	{Name: "msetnx", Arity: -3, Flags: fWDeny, FirstKey: 1, LastKey: -1, Step: 2, ACLCategories: cStrWriteSlow, run: cmdMSetNX},
 	{Name: "append", Arity: 3, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrWriteFast, run: cmdAppend},
 	{Name: "strlen", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cStrReadFast, run: cmdStrlen},
@@ -137,50 +131,50 @@ var stringSpecs = []*CommandSpec{
 
 // keySpecs are the commands on keys of any type.
 var keySpecs = []*CommandSpec{
-	{Name: "del", Arity: -2, Flags: fW, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cKeyWriteSlow, Tips: tMultiSum, run: cmdDel},
-	{Name: "unlink", Arity: -2, Flags: fWFast, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cKeyWriteFast, Tips: tMultiSum, run: cmdDel},
-	{Name: "exists", Arity: -2, Flags: fROFast, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cKeyReadFast, Tips: tMultiSum, run: cmdExists},
-	{Name: "touch", Arity: -2, Flags: fROFast, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cKeyReadFast, Tips: tMultiSum, run: cmdTouch},
+	{Name: "del", Arity: -2, Flags: fW, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cKeyWriteSlow, run: cmdDel},
+	{Name: "unlink", Arity: -2, Flags: fWFast, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cKeyWriteFast, run: cmdDel},
+	{Name: "exists", Arity: -2, Flags: fROFast, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cKeyReadFast, run: cmdExists},
+	{Name: "touch", Arity: -2, Flags: fROFast, FirstKey: 1, LastKey: -1, Step: 1, ACLCategories: cKeyReadFast, run: cmdTouch},
 	{Name: "type", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyReadFast, run: cmdType},
 	{Name: "rename", Arity: 3, Flags: fW, FirstKey: 1, LastKey: 2, Step: 1, ACLCategories: cKeyWriteSlow, run: cmdRename},
 	{Name: "renamenx", Arity: 3, Flags: fWFast, FirstKey: 1, LastKey: 2, Step: 1, ACLCategories: cKeyWriteFast, run: cmdRenameNX},
 	{Name: "copy", Arity: -3, Flags: fWDeny, FirstKey: 1, LastKey: 2, Step: 1, ACLCategories: cKeyWriteSlow, run: cmdCopy},
 	{Name: "move", Arity: 3, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyWriteFast, run: cmdMove},
-	{Name: "keys", Arity: 2, Flags: fRO, ACLCategories: []string{"@keyspace", "@read", "@slow", "@dangerous"}, Tips: []string{"request_policy:all_shards", "nondeterministic_output_order"}, run: cmdKeys},
-	{Name: "scan", Arity: -2, Flags: fRO, ACLCategories: cKeyReadSlow, Tips: []string{"nondeterministic_output", "request_policy:special"}, run: cmdScan},
-	{Name: "randomkey", Arity: 1, Flags: fRO, ACLCategories: cKeyReadSlow, Tips: []string{"request_policy:all_shards", "nondeterministic_output"}, run: cmdRandomKey},
-	{Name: "dbsize", Arity: 1, Flags: fROFast, ACLCategories: cKeyReadFast, Tips: []string{"request_policy:all_shards", "response_policy:agg_sum"}, run: cmdDBSize},
+	{Name: "keys", Arity: 2, Flags: fRO, ACLCategories: []string{"@keyspace", "@read", "@slow", "@dangerous"}, run: cmdKeys},
+	{Name: "scan", Arity: -2, Flags: fRO, ACLCategories: cKeyReadSlow, run: cmdScan},
+	{Name: "randomkey", Arity: 1, Flags: fRO, ACLCategories: cKeyReadSlow, run: cmdRandomKey},
+	{Name: "dbsize", Arity: 1, Flags: fROFast, ACLCategories: cKeyReadFast, run: cmdDBSize},
 	{Name: "expire", Arity: -3, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyWriteFast, run: cmdExpire},
 	{Name: "pexpire", Arity: -3, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyWriteFast, run: cmdPExpire},
 	{Name: "expireat", Arity: -3, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyWriteFast, run: cmdExpireAt},
 	{Name: "pexpireat", Arity: -3, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyWriteFast, run: cmdPExpireAt},
-	{Name: "ttl", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyReadFast, Tips: tNondet, run: cmdTTL},
-	{Name: "pttl", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyReadFast, Tips: tNondet, run: cmdPTTL},
+	{Name: "ttl", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyReadFast, run: cmdTTL},
+	{Name: "pttl", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyReadFast, run: cmdPTTL},
 	{Name: "expiretime", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyReadFast, run: cmdExpireTime},
 	{Name: "pexpiretime", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyReadFast, run: cmdPExpireTime},
 	{Name: "persist", Arity: 2, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cKeyWriteFast, run: cmdPersist},
 	{Name: "object", Arity: -2, Flags: []string{}, ACLCategories: []string{"@slow"}, Subcommands: []*CommandSpec{
 		{Name: "object|encoding", Arity: 3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: cKeyReadSlow, run: cmdObjectEncoding},
-		{Name: "object|freq", Arity: 3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: cKeyReadSlow, Tips: tNondet, run: cmdObjectFreq},
+		{Name: "object|freq", Arity: 3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: cKeyReadSlow, run: cmdObjectFreq},
 		{Name: "object|help", Arity: 2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@keyspace", "@slow"}, run: cmdObjectHelp},
-		{Name: "object|idletime", Arity: 3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: cKeyReadSlow, Tips: tNondet, run: cmdObjectIdletime},
+		{Name: "object|idletime", Arity: 3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: cKeyReadSlow, run: cmdObjectIdletime},
 		{Name: "object|refcount", Arity: 3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: cKeyReadSlow, run: cmdObjectRefcount},
 	}},
 	{Name: "memory", Arity: -2, Flags: []string{}, ACLCategories: []string{"@slow"}, Subcommands: []*CommandSpec{
 		{Name: "memory|help", Arity: 2, Flags: []string{"loading", "stale"}, ACLCategories: []string{"@slow"}, run: cmdMemoryHelp},
-		{Name: "memory|purge", Arity: 2, Flags: []string{}, ACLCategories: []string{"@slow"}, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, run: cmdMemoryPurge},
+		{Name: "memory|purge", Arity: 2, Flags: []string{}, ACLCategories: []string{"@slow"}, run: cmdMemoryPurge},
 		{Name: "memory|usage", Arity: -3, Flags: fRO, FirstKey: 2, LastKey: 2, Step: 1, ACLCategories: []string{"@read", "@slow"}, run: cmdMemoryUsage},
 		// The server answers these three (server/cmd_memory.go): here for COMMAND.
-		{Name: "memory|doctor", Arity: 2, Flags: []string{}, ACLCategories: []string{"@slow"}, Tips: memoryServerTips, run: cmdServerOnly},
-		{Name: "memory|malloc-stats", Arity: 2, Flags: []string{}, ACLCategories: []string{"@slow"}, Tips: memoryServerTips, run: cmdServerOnly},
-		{Name: "memory|stats", Arity: 2, Flags: []string{}, ACLCategories: []string{"@slow"}, Tips: memoryServerTips, run: cmdServerOnly},
+		{Name: "memory|doctor", Arity: 2, Flags: []string{}, ACLCategories: []string{"@slow"}, run: cmdServerOnly},
+		{Name: "memory|malloc-stats", Arity: 2, Flags: []string{}, ACLCategories: []string{"@slow"}, run: cmdServerOnly},
+		{Name: "memory|stats", Arity: 2, Flags: []string{}, ACLCategories: []string{"@slow"}, run: cmdServerOnly},
 	}},
 }
 
 // dbSpecs are the commands on whole databases.
 var dbSpecs = []*CommandSpec{
-	{Name: "flushdb", Arity: -1, Flags: fW, ACLCategories: []string{"@keyspace", "@write", "@slow", "@dangerous"}, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, run: cmdFlushDB},
-	{Name: "flushall", Arity: -1, Flags: fW, ACLCategories: []string{"@keyspace", "@write", "@slow", "@dangerous"}, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, run: cmdFlushAll},
+	{Name: "flushdb", Arity: -1, Flags: fW, ACLCategories: []string{"@keyspace", "@write", "@slow", "@dangerous"}, run: cmdFlushDB},
+	{Name: "flushall", Arity: -1, Flags: fW, ACLCategories: []string{"@keyspace", "@write", "@slow", "@dangerous"}, run: cmdFlushAll},
 	{Name: "swapdb", Arity: 3, Flags: fWFast, ACLCategories: []string{"@keyspace", "@write", "@fast", "@dangerous"}, run: cmdSwapDB},
 }
 

@@ -45,7 +45,7 @@ var serverSpecs = []*keyspace.CommandSpec{
 	{Name: "publish", Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast"}, ACLCategories: []string{"@pubsub", "@fast"}},
 	{Name: "spublish", Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast"}, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: []string{"@pubsub", "@fast"}},
 	{Name: "pubsub", Arity: -2, ACLCategories: []string{"@slow"}},
-	{Name: "migrate", Arity: -6, Flags: []string{"write", "movablekeys"}, FirstKey: 3, LastKey: 3, Step: 1, ACLCategories: []string{"@keyspace", "@write", "@slow", "@dangerous"}, Tips: []string{"nondeterministic_output"}, MovableKeys: migrateKeys},
+	{Name: "migrate", Arity: -6, Flags: []string{"write", "movablekeys"}, FirstKey: 3, LastKey: 3, Step: 1, ACLCategories: []string{"@keyspace", "@write", "@slow", "@dangerous"}, MovableKeys: migrateKeys},
 	{Name: "replicaof", Arity: 3, Flags: []string{"admin", "noscript", "stale", "no_async_loading"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
 	{Name: "slaveof", Arity: 3, Flags: []string{"admin", "noscript", "stale", "no_async_loading"}, ACLCategories: []string{"@admin", "@slow", "@dangerous"}},
 	{Name: "role", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast"}, ACLCategories: []string{"@admin", "@fast", "@dangerous"}},
