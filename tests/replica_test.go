@@ -274,19 +274,7 @@ func waitAcked(t *testing.T, m, r *redis.Client) {
 	if n, err := m.Do(ctx(t), "WAIT", 1, 5000).Int(); err != nil || n != 1 {
 		t.Fatalf("WAIT 1 on the master: %d %v", n, err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		want := infoField(t, m, "master_repl_offset")
-		got := infoField(t, r, "slave_repl_offset")
-		slave0 := infoField(t, m, "slave0")
-		if got == want && strings.Contains(slave0, "offset="+want+",") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica offset %s, master's %s, master sees %s", got, want, slave0)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitOffsets(t, m, r, "slave_repl_offset")
 }
 
 // TestReplicaKill9Resync kills the replica with SIGKILL while the master
