@@ -30,8 +30,9 @@ func line(db int, args [][]byte) string { return fmt.Sprintf("%d:%q", db, args) 
 // waits for every named shard's part), and SkipPart feeds the records a
 // part kept when its END is never logged.
 func TestFeedPartsCarryTheirTxn(t *testing.T) {
+	o := testOptions(t.TempDir(), "always") // before the loop: removed after it stopped
 	l := startLoop(t, runtime.KindPool)
-	s := open(t, l, testOptions(t.TempDir(), "always"))
+	s := open(t, l, o)
 	f := &recordingFeed{}
 	s.SetFeed(f)
 	exec(t, l, s, "SET", "a", "0")

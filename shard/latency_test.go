@@ -14,8 +14,9 @@ import (
 // expire cycle (the server's latency monitor keeps those above its
 // threshold).
 func TestOnLatencyReportsSyncsAndCheckpoints(t *testing.T) {
+	dir := t.TempDir() // before the loop: removed once it stopped
 	l := startLoop(t, runtime.KindPool)
-	o := testOptions(t.TempDir(), "always")
+	o := testOptions(dir, "always")
 	var events []string // touched on l's thread only
 	o.OnLatency = func(event string, took time.Duration) {
 		if took < 0 {

@@ -76,8 +76,9 @@ func exec(t *testing.T, l *runtime.Loop, s *Shard, args ...string) (string, uint
 func TestExecReturnsTheLSNAndWhenDurableWaitsForTheFdatasync(t *testing.T) {
 	for _, kind := range backends {
 		t.Run(kind.String(), func(t *testing.T) {
+			dir := t.TempDir() // before the loop: removed once it stopped
 			l := startLoop(t, kind)
-			s := open(t, l, testOptions(t.TempDir(), "always"))
+			s := open(t, l, testOptions(dir, "always"))
 			defer closeShard(t, l, s)
 			if reply, lsn := exec(t, l, s, "GET", "k"); reply != "$-1\r\n" || lsn != 0 {
 				t.Fatalf("GET of a missing key: %q, LSN %d; want a nil and no record", reply, lsn)
@@ -103,8 +104,9 @@ func TestExecReturnsTheLSNAndWhenDurableWaitsForTheFdatasync(t *testing.T) {
 }
 
 func TestWithoutAppendOnlyNothingIsLoggedOrHeld(t *testing.T) {
+	dir := t.TempDir() // before the loop: removed once it stopped
 	l := startLoop(t, runtime.KindPool)
-	s := open(t, l, testOptions(t.TempDir(), ""))
+	s := open(t, l, testOptions(dir, ""))
 	defer closeShard(t, l, s)
 	_, lsn := exec(t, l, s, "SET", "k", "v")
 	if lsn != 0 {
@@ -155,8 +157,9 @@ func TestReopenedShardHasWhatTheClosedOneAcknowledged(t *testing.T) {
 // log, the shard has a checkpoint manager and no WAL writer; INFO must
 // report it (it dereferenced the writer and crashed the server).
 func TestInfoWhileAppendOnlyIsOff(t *testing.T) {
+	dir := t.TempDir() // before the loop: removed once it stopped
 	l := startLoop(t, runtime.KindPool)
-	s := open(t, l, testOptions(t.TempDir(), "always"))
+	s := open(t, l, testOptions(dir, "always"))
 	exec(t, l, s, "SET", "k", "v")
 	looptest.On(t, l, func() { s.SetAppendOnly(false) })
 	if !looptest.Until(t, l, func() bool { return !s.AppendOnly() && !s.busy }) {

@@ -36,8 +36,9 @@ func saveWithin(t *testing.T, l *runtime.Loop, s *Shard, within time.Duration) b
 func TestCheckpointSyncsEveryShardsLogAfterAPart(t *testing.T) {
 	for _, fsync := range []string{"everysec", "always"} {
 		t.Run(fsync, func(t *testing.T) {
+			dir := t.TempDir() // before the loop: removed once it stopped
 			l := startLoop(t, runtime.KindUring)
-			o := testOptions(t.TempDir(), fsync)
+			o := testOptions(dir, fsync)
 			syncs := 0
 			o.SyncPeers = func(done func(error)) { syncs++; done(nil) }
 			s := open(t, l, o)
@@ -67,8 +68,9 @@ func TestCheckpointSyncsEveryShardsLogAfterAPart(t *testing.T) {
 // holding the shard, a checkpoint neither begins nor takes keys; it
 // finishes once the hold ends.
 func TestCheckpointWaitsWhileAHeldShardsPartIsOpen(t *testing.T) {
+	dir := t.TempDir() // before the loop: removed once it stopped
 	l := startLoop(t, runtime.KindUring)
-	o := testOptions(t.TempDir(), "always")
+	o := testOptions(dir, "always")
 	held := true
 	o.Held = func() bool { return held }
 	s := open(t, l, o)
