@@ -14,7 +14,8 @@ import (
 
 // A replica's place in its master's history across its own restart, as
 // Redis keeps its replid and offset in the RDB it saves at shutdown. At a
-// clean shutdown of a replica whose link stopped at a clean point
+// clean shutdown of a replica that persists its data (appendonly yes)
+// and whose link stopped at a clean point
 // (replication.Link.Position: every command it read answered, so in the
 // WAL), once every WAL is sealed, the position is written to
 // replPositionFile: the data is then exactly the master's stream up to

@@ -73,3 +73,21 @@ func inc(t *testing.T, n string) string {
 	}
 	return strconv.Itoa(v + 1)
 }
+
+// TestReplicaWithoutAppendonlySavesNoPosition: a replica with appendonly
+// no keeps no data set on disk, so its clean shutdown saves no position
+// (a restart that continued would have none of the data before it).
+func TestReplicaWithoutAppendonlySavesNoPosition(t *testing.T) {
+	m := startRedisServer(t, "--dir", t.TempDir(), "--repl-diskless-sync-delay", "0")
+	fillMaster(t, m.Options().Addr)
+	host, port := hostPort(t, m.Options().Addr)
+	dir := t.TempDir()
+	s := startServerIn(t, dir, "uring", 2, "--replicaof", host, port, "--appendonly", "no")
+	waitLinkUp(t, s.client(2))
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "replication-position")); !os.IsNotExist(err) {
+		t.Fatalf("a replica without appendonly saved a position: %v", err)
+	}
+}
