@@ -80,7 +80,6 @@ trap cleanup EXIT
 
 cli() { taskset -c "$CLIENT_CPU" redis-cli -p "${PORT[$1]}" "${@:2}"; }
 info() { cli "$1" INFO "$2" | tr -d '\r' | awk -F: -v f="$3" '$1 == f {print $2}'; }
-cpu() { awk '{print $14, $15}' "/proc/${PID[$1]}/stat"; }
 readbytes() { awk '$1 == "read_bytes:" {print $2}' "/proc/${PID[$1]}/io"; }
 rss_mb() { awk '/^VmRSS:/ {printf "%.0f", $2 / 1024}' "/proc/${PID[$1]}/status"; }
 
@@ -94,12 +93,7 @@ launch() {
 	taskset -c "$SERVER_CPU" "$MOOND_BIN" --port "${PORT[$s]}" --dir "$WORK/$s" --shards 1 \
 		--appendonly yes --appendfsync everysec "${extra[@]}" >"$WORK/$s.log" 2>&1 &
 	PID[$s]=$!
-	for _ in $(seq 200); do
-		[ "$(cli "$s" ping 2>/dev/null)" = PONG ] && return
-		sleep 0.05
-	done
-	cat "$WORK/$s.log" >&2
-	die "$s did not start"
+	await_ping "$s"
 }
 
 # checkpoint S: BGSAVE and wait for it (and for any checkpoint running) to end.

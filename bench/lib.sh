@@ -78,12 +78,18 @@ start() {
 			"${PAIR_ARGS[@]}" >"$WORK/$s.log" 2>&1 &
 	fi
 	PID[$s]=$!
+	await_ping "$s"
+}
+
+# await_ping SERVER: wait (10 s at most) until SERVER, just started, answers
+# PING; else show its log and die.
+await_ping() {
 	for _ in $(seq 200); do
-		[ "$(cli "$s" ping 2>/dev/null)" = PONG ] && return
+		[ "$(cli "$1" ping 2>/dev/null)" = PONG ] && return
 		sleep 0.05
 	done
-	cat "$WORK/$s.log" >&2
-	die "$s did not start"
+	cat "$WORK/$1.log" >&2
+	die "$1 did not start"
 }
 
 stop() {

@@ -89,28 +89,16 @@ launch() {
 		;;
 	esac
 	PID[$s]=$!
-	for _ in $(seq 200); do
-		[ "$(cli "$s" ping 2>/dev/null)" = PONG ] && return
-		sleep 0.05
-	done
-	cat "$WORK/$s.log" >&2
-	die "$s did not start"
+	await_ping "$s"
 }
 
-halt() {
-	kill -9 "${PID[$1]}" 2>/dev/null || true
-	wait "${PID[$1]}" 2>/dev/null || true
-	PID[$1]=""
-}
-
-cpu() { awk '{print $14, $15}' "/proc/${PID[$1]}/stat"; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # fullsync S: a fresh replica S-r of S-m; sets SYNC_MS to the ms until it
 # is up and holds every key. (Not in a subshell: PID must keep the replica.)
 fullsync() {
 	local s=$1 t0 t1 deadline
-	halt "$s-r"
+	stop "$s-r"
 	launch "$s-r" "$REPLICA_CPU"
 	t0=$(now_ms)
 	cli "$s-r" REPLICAOF 127.0.0.1 "${PORT[$s-m]}" >/dev/null
