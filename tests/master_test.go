@@ -86,18 +86,20 @@ func waitOffsets(t *testing.T, m, r *redis.Client, replicaField string) {
 	}
 }
 
-// TestMasterRedisReplica: a moond master (2 and 4 shards) with keys of
+// TestMasterRedisReplica: a moond master (2 and 4 shards; the pool
+// backend, which hands the replica's socket over as io_uring does, too) with keys of
 // every type, TTLs and several dbs (and one without a WAL, whose stream
 // flows all the same); a redis-server 7.0 started with
 // --replicaof gets a full copy, then follows a workload; INFO's slave0
 // and ROLE show it online at the master's offset.
 func TestMasterRedisReplica(t *testing.T) {
 	for _, c := range []struct {
-		shards int
-		aof    string
-	}{{2, "yes"}, {4, "yes"}, {2, "no"}} {
-		t.Run(fmt.Sprintf("shards=%d,appendonly=%s", c.shards, c.aof), func(t *testing.T) {
-			s := startServer(t, "uring", c.shards, "--appendonly", c.aof)
+		backend string
+		shards  int
+		aof     string
+	}{{"uring", 2, "yes"}, {"uring", 4, "yes"}, {"uring", 2, "no"}, {"pool", 2, "yes"}} {
+		t.Run(fmt.Sprintf("%s,shards=%d,appendonly=%s", c.backend, c.shards, c.aof), func(t *testing.T) {
+			s := startServer(t, c.backend, c.shards, "--appendonly", c.aof)
 			maddr := s.addr()
 			fillMaster(t, maddr)
 			host, port := hostPort(t, maddr)
