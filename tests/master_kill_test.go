@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -155,7 +156,8 @@ func stalledReplica(t *testing.T, s *server) (*redis.Client, int) {
 	r := startRedisServer(t, "--replicaof", host, port)
 	pid := redisPID(t, r)
 	m := s.client(2)
-	waitFor(t, "the snapshot's transfer to start", func() bool {
+	// The master builds a snapshot of tens of megabytes first.
+	waitForWithin(t, time.Minute, "the snapshot's transfer to start", func() bool {
 		info, err := m.Info(ctx(t), "replication").Result()
 		return err == nil && strings.Contains(info, "state=send_bulk")
 	})

@@ -278,14 +278,16 @@ func TestTrackingExpiryInvalidates(t *testing.T) {
 		tr, wr := trackingPair(t, s)
 		do(t, tr, "+OK\r\n", "CLIENT", "TRACKING", "on")
 		// Active expiry: nobody touches the key.
+		// The TTLs are long enough that the tracker's GET comes before
+		// them on a slow host (a -race build under load).
 		k := keyOnShard("e", 1)
-		do(t, wr, "+OK\r\n", "SET", k, "v", "PX", "50")
+		do(t, wr, "+OK\r\n", "SET", k, "v", "PX", "1000")
 		do(t, tr, "$1\r\nv\r\n", "GET", k)
 		mustRead(t, tr, invalidateMsg(k))
 		// Lazy expiry: the active cycle is off, a read deletes the key.
 		do(t, wr, "+OK\r\n", "DEBUG", "SET-ACTIVE-EXPIRE", "0")
 		k = keyOnShard("f", 0)
-		do(t, wr, "+OK\r\n", "SET", k, "v", "PX", "50")
+		do(t, wr, "+OK\r\n", "SET", k, "v", "PX", "1000")
 		do(t, tr, "$1\r\nv\r\n", "GET", k)
 		deadline := time.Now().Add(10 * time.Second)
 		for {
