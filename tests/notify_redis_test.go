@@ -163,9 +163,9 @@ var notifyScenarios = []struct {
 		e.step("sub", "PSUBSCRIBE", "__key*@*__:*")
 		e.step("r", "SET", "foo", "bar")
 		e.step("r", "SET", "other", "bar")
-		start := time.Now()
 		e.step("r", "PEXPIRE", "foo", "30")
 		e.step("r", "PEXPIRE", "other", "30")
+		start := time.Now() // after the replies: the TTLs started before them
 		waitFor(e.t, "the keys' time to pass", func() bool { return time.Since(start) > 40*time.Millisecond })
 		e.step("r", "GET", "foo")
 		e.step("r", "SET", "other", "x") // a write expires the old key first

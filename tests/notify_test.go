@@ -203,16 +203,18 @@ func TestNotifyExpiryActiveAndLazy(t *testing.T) {
 		e.run(args("DEBUG", "SET-ACTIVE-EXPIRE", "0"))
 		t.Cleanup(func() { e.w.Do(context.Background(), "DEBUG", "SET-ACTIVE-EXPIRE", "1") })
 		for _, k := range []string{a, b} {
-			start := time.Now()
+			// Timed from the SET's reply: the server started the TTL
+			// before it answered, on a slow host well after the send.
 			e.expect(args("SET", k, "1", "PX", "20"), ke("expire", k))
+			start := time.Now()
 			waitFor(t, "the key's time to pass", func() bool { return time.Since(start) > 30*time.Millisecond })
 			e.expect(args("GET", k), ke("expired", k), ke("keymiss", k))
 		}
 		// A command over keys of both shards expires the one that is due
 		// as a local read would, then writes.
 		e.expect(args("SADD", b, "m"))
-		start := time.Now()
 		e.expect(args("SET", a, "1", "PX", "20"), ke("expire", a))
+		start := time.Now()
 		waitFor(t, "the key's time to pass", func() bool { return time.Since(start) > 30*time.Millisecond })
 		e.expectSplit(args("SUNIONSTORE", b, a), ke("expired", a), ke("keymiss", a), ke("del", b))
 	})
