@@ -67,7 +67,7 @@ type txn struct {
 	ending   []int
 	answered int
 	freed    int
-	early    []*earlyStep // steps known before the hold (txn_early.go)
+	early    []earlyStep // steps known before the hold (txn_early.go)
 
 	// The chain of the group's txns that may write (txn_chain.go): on a
 	// shard they share, a txn's steps run right after the earlier one's,
@@ -78,7 +78,7 @@ type txn struct {
 	prev     *txn   // the group's txn that may write before this one
 	next     *txn   // and after
 	closed   bool   // closeParts let the shards go
-	deferred []func()
+	deferred []deferredReply
 	// after is, for a txn that writes nothing, the group's last txn before
 	// it that may write; waiters are the steps of such later txns that
 	// wait for this one to close (afterPrev).
@@ -332,12 +332,18 @@ func (t *txn) stepOn(target *worker, proto int, fn stepFunc, release bool, done 
 	ends := release && writes
 	switch {
 	case ends:
+		if t.ending == nil {
+			t.ending = make([]int, 0, len(t.shards))
+		}
 		t.ending = append(t.ending, target.id)
 		inner := done
 		done = func(reply []byte) {
 			// The reply waits for the txn to close: until then a crash
 			// may still take it (txn_chain.go).
-			t.deferred = append(t.deferred, func() { inner(reply) })
+			if t.deferred == nil {
+				t.deferred = make([]deferredReply, 0, len(t.shards))
+			}
+			t.deferred = append(t.deferred, deferredReply{inner, reply})
 			t.answered++
 			t.closeParts()
 		}
@@ -397,26 +403,35 @@ func (t *txn) runStep(target *worker, proto int, fn stepFunc, release, writes, e
 		if release && !ends {
 			t.done(target)
 		}
-		back := func(reply []byte) {
-			if target == coord {
-				done(reply)
-				return
-			}
-			target.send(coord, func() { done(reply) })
-		}
 		if lsn == 0 && target.sh != nil {
 			lsn = target.sh.ReadBarrier() // reads see only what the WAL holds
 		}
 		if lsn == 0 {
-			back(out.Buf)
+			stepBack(target, coord, done, out.Buf)
 			return
 		}
-		target.sh.WhenDurable(lsn, func() { back(out.Buf) }, func() {
+		reply := out.Buf
+		target.sh.WhenDurable(lsn, func() { stepBack(target, coord, done, reply) }, func() {
 			e := resp.Writer{Proto: proto}
 			e.Error(target.sh.Misconf())
-			back(e.Buf)
+			stepBack(target, coord, done, e.Buf)
 		})
 	}
+}
+
+// stepBack hands a step's reply from target to done on coord.
+func stepBack(target, coord *worker, done func(reply []byte), reply []byte) {
+	if target == coord {
+		done(reply)
+		return
+	}
+	target.send(coord, func() { done(reply) })
+}
+
+// deferredReply is a step's reply held until its txn closes (closeParts).
+type deferredReply struct {
+	done  func(reply []byte)
+	reply []byte
 }
 
 // endParts ends t's part on each of its shards with a last step that runs
@@ -464,8 +479,8 @@ func (t *txn) closeParts() {
 	t.ending = nil
 	deferred := t.deferred
 	t.deferred = nil
-	for _, f := range deferred {
-		f()
+	for _, d := range deferred {
+		d.done(d.reply)
 	}
 	waiters := t.waiters
 	t.waiters = nil
