@@ -65,8 +65,10 @@ type execShardCmd struct {
 // execPlan is EXEC's plan: an item per queued command and, per shard, the
 // commands it runs in order.
 type execPlan struct {
-	items   []execItem
-	lists   map[int][]execShardCmd
+	items []execItem
+	// lists[s] are the commands shard s runs (one list per shard: a
+	// txn's plan, made for every EXEC, costs no map).
+	lists   [][]execShardCmd
 	db      int   // the connection's database after the transaction
 	caller  int64 // the connection's client id
 	gathers []int // the items run gathered, in order
@@ -119,8 +121,10 @@ func (c *conn) execQueued(cmds []queuedCmd) {
 func (c *conn) execPlanned(p *execPlan, watches []*connWatch, db0 int, reply *pendingReply) {
 	c.client.DB = p.db
 	shards := make([]int, 0, len(p.lists))
-	for s := range p.lists {
-		shards = append(shards, s)
+	for s, l := range p.lists {
+		if len(l) > 0 {
+			shards = append(shards, s)
+		}
 	}
 	shards = append(shards, p.shards...)
 	shards = append(shards, watchShards(watches)...)
@@ -136,7 +140,7 @@ func (c *conn) execPlanned(p *execPlan, watches []*connWatch, db0 int, reply *pe
 			w.NullArray()
 			data = w.Buf
 		} else {
-			replies := map[int][][]byte{}
+			replies := make([][][]byte, len(p.lists))
 			var lsn uint64
 			if len(shards) == 1 {
 				replies[c.w.id], lsn = runExecInline(c.w, p, c.out.Proto)
@@ -238,7 +242,7 @@ func runExecInline(w *worker, p *execPlan, proto int) ([][]byte, uint64) {
 // execGrouped runs a plan with no gathered command and no watch as a txn
 // of one step per shard, which may share its holds with other txns.
 func (c *conn) execGrouped(p *execPlan, shards, writers []int, proto int, finish func([]byte)) {
-	replies := make(map[int][][]byte, len(shards))
+	replies := make([][][]byte, len(p.lists))
 	t := c.w.beginTxn(shards, (*txn).runEarly)
 	t.writes, t.writers = writers != nil, writers
 	left := len(shards)
@@ -326,7 +330,7 @@ func runExecList(w *worker, list []execShardCmd, proto int, caller int64) ([][]b
 
 // planExec builds the plan of cmds, starting in the connection's database.
 func (c *conn) planExec(cmds []queuedCmd) *execPlan {
-	p := &execPlan{items: make([]execItem, len(cmds)), lists: map[int][]execShardCmd{}, db: c.client.DB, caller: c.id}
+	p := &execPlan{items: make([]execItem, len(cmds)), lists: make([][]execShardCmd, c.w.srv.nshards), db: c.client.DB, caller: c.id}
 	proto := c.out.Proto
 	for i, q := range cmds {
 		it := &p.items[i]
@@ -378,7 +382,9 @@ func (c *conn) planData(p *execPlan, it *execItem, spec *keyspace.CommandSpec, a
 	if sp == nil {
 		g := &execGather{spec: spec, args: args, pos: slices.Clone(pos), db: p.db, at: map[int]int{}}
 		for s, l := range p.lists {
-			g.at[s] = len(l)
+			if len(l) > 0 {
+				g.at[s] = len(l)
+			}
 		}
 		for _, k := range pos {
 			g.shards = append(g.shards, c.w.srv.shardOf(args[k]))
@@ -402,7 +408,7 @@ func (p *execPlan) add(s int, spec *keyspace.CommandSpec, args [][]byte) execPar
 }
 
 // assemble builds EXEC's reply from the shards' replies.
-func (p *execPlan) assemble(replies map[int][][]byte, proto int) []byte {
+func (p *execPlan) assemble(replies [][][]byte, proto int) []byte {
 	w := resp.Writer{Proto: proto}
 	w.ArrayHeader(len(p.items))
 	for _, it := range p.items {
@@ -461,7 +467,7 @@ func (c *conn) capture(sc *serverCmd, args [][]byte) ([]byte, []*pendingReply) {
 // one (its two rounds), and so on; the shards are released after the
 // last, and finish gets EXEC's reply.
 func (c *conn) execSegments(t *txn, p *execPlan, proto int, finish func([]byte)) {
-	replies := make(map[int][][]byte, len(p.lists))
+	replies := make([][][]byte, len(p.lists))
 	for s, l := range p.lists {
 		replies[s] = make([][]byte, len(l))
 	}
@@ -491,7 +497,7 @@ func (c *conn) execSegments(t *txn, p *execPlan, proto int, finish func([]byte))
 // execRange runs on each shard of t its commands from from[s] up to to[s]
 // (to the end, and releasing the shard, when to is nil), storing their
 // replies in replies, then calls then on the coordinator.
-func (c *conn) execRange(t *txn, p *execPlan, from, to map[int]int, replies map[int][][]byte, proto int, then func()) {
+func (c *conn) execRange(t *txn, p *execPlan, from, to map[int]int, replies [][][]byte, proto int, then func()) {
 	left := len(t.shards)
 	for _, s := range t.shards {
 		lo, hi := from[s], len(p.lists[s])

@@ -32,21 +32,31 @@ type slowEntry struct {
 // slowlogArgv copies the arguments an entry shows: at most 32, the last of
 // them "... (N more arguments)" when there are more, each cut at 128 bytes
 // with "... (N more bytes)"; sensitive values are "(redacted)", as Redis
-// shows them.
+// shows them. The kept bytes are copied into one string that the elements
+// share: a command whose reply comes later pays this for every call.
 func slowlogArgv(args [][]byte) []string {
 	n := min(len(args), slowlogMaxArgc)
+	size := 0
+	for _, a := range args[:n] {
+		size += min(len(a), slowlogMaxString)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, a := range args[:n] {
+		b.Write(a[:min(len(a), slowlogMaxString)])
+	}
+	kept := b.String()
 	argv := make([]string, n)
-	for i := range n {
+	for i, a := range args[:n] {
 		if i == slowlogMaxArgc-1 && len(args) > slowlogMaxArgc {
 			argv[i] = "... (" + strconv.Itoa(len(args)-slowlogMaxArgc+1) + " more arguments)"
 			break
 		}
-		a := args[i]
+		k := min(len(a), slowlogMaxString)
+		argv[i], kept = kept[:k], kept[k:]
 		if len(a) > slowlogMaxString {
-			argv[i] = string(a[:slowlogMaxString]) + "... (" + strconv.Itoa(len(a)-slowlogMaxString) + " more bytes)"
-			continue
+			argv[i] += "... (" + strconv.Itoa(len(a)-slowlogMaxString) + " more bytes)"
 		}
-		argv[i] = string(a)
 	}
 	redact(argv)
 	return argv

@@ -33,37 +33,72 @@ func (c *conn) split(sp *splitter, args [][]byte, pos []int) {
 	reply := c.newPending(len(order), func(parts [][]byte, w *resp.Writer) {
 		sp.merge(c, parts, partPos, total, w)
 	})
-	for i := range sub {
-		sub[i] = copyArgs(sub[i])
-	}
+	ownArgs(sub)
 	c.runParts(reply, order, sub)
 }
 
 // splitParts cuts a multi-key command into one sub-command per shard:
 // the shards in order of first appearance, each one's sub-command, and
-// which key (0-based) each element of its reply answers.
+// which key (0-based) each element of its reply answers. The
+// sub-commands' arguments are args' own (see ownArgs); every slice it
+// returns is carved from a few allocations, sized in a first pass.
 func (c *conn) splitParts(sp *splitter, args [][]byte, pos []int) (order []int, subs [][][]byte, partPos [][]int) {
 	n := c.w.srv.nshards
-	sub := make([][][]byte, n)    // per shard: the sub-command
-	positions := make([][]int, n) // per shard: which key (0-based) each element answers
+	per := 1 // arguments per key
+	if sp.pairs {
+		per = 2
+	}
+	// ints holds, in turn: each key's shard, the keys' positions grouped
+	// by shard (partPos), the keys per shard, each shard's index in
+	// order, and order.
+	ints := make([]int, 2*len(pos)+3*n)
+	of, at := ints[:len(pos)], ints[len(pos):2*len(pos)]
+	count, index := ints[2*len(pos):2*len(pos)+n], ints[2*len(pos)+n:2*len(pos)+2*n]
+	order = ints[2*len(pos)+2*n : 2*len(pos)+2*n : len(ints)]
 	for k, p := range pos {
 		s := c.w.srv.shardOf(args[p])
-		if sub[s] == nil {
-			sub[s] = [][]byte{args[0]}
+		of[k] = s
+		if count[s] == 0 {
+			index[s] = len(order)
 			order = append(order, s)
 		}
-		sub[s] = append(sub[s], args[p])
-		if sp.pairs {
-			sub[s] = append(sub[s], args[p+1])
-		}
-		positions[s] = append(positions[s], k)
+		count[s]++
 	}
+	elems := make([][]byte, len(order)+per*len(pos))
 	subs = make([][][]byte, len(order))
 	partPos = make([][]int, len(order))
+	e, a := 0, 0 // where the next shard's sub-command and positions begin
 	for i, s := range order {
-		subs[i], partPos[i] = sub[s], positions[s]
+		size := 1 + per*count[s]
+		subs[i] = elems[e : e+1 : e+size]
+		subs[i][0] = args[0]
+		partPos[i] = at[a : a : a+count[s]]
+		e, a = e+size, a+count[s]
+	}
+	for k, p := range pos {
+		i := index[of[k]]
+		subs[i] = append(subs[i], args[p:p+per]...)
+		partPos[i] = append(partPos[i], k)
 	}
 	return order, subs, partPos
+}
+
+// ownArgs makes the arguments of subs (which the connection's buffer
+// holds, and reuses) copies of their own, all in one allocation.
+func ownArgs(subs [][][]byte) {
+	n := 0
+	for _, sub := range subs {
+		for _, a := range sub {
+			n += len(a)
+		}
+	}
+	buf := make([]byte, 0, n)
+	for _, sub := range subs {
+		for j, a := range sub {
+			buf = append(buf, a...)
+			sub[j] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+		}
+	}
 }
 
 // firstError returns the first part that is an error reply.

@@ -21,8 +21,9 @@ import (
 // Once it holds them all, the txn runs its steps, each on the shard of
 // its keys (step), reading what it needs (MSETNX: do the keys exist?)
 // before it writes; a shard is released after its last step. The txns a
-// shard begins in one loop iteration hold their shards together, as one
-// group (txnGroup), and run one after the other.
+// shard begins while the groups it started before still wait for shards
+// hold their shards together, as one group (txnGroup), and run one after
+// the other.
 //
 // Why it is serializable: holds are two-phase locks at the granularity of
 // a shard. No txn releases a shard before it holds all of its shards, and
@@ -67,7 +68,7 @@ type txn struct {
 	ending   []int
 	answered int
 	freed    int
-	early    []*earlyStep // steps known before the hold (txn_early.go)
+	early    []earlyStep // steps known before the hold (txn_early.go)
 
 	// The chain of the group's txns that may write (txn_chain.go): on a
 	// shard they share, a txn's steps run right after the earlier one's,
@@ -78,7 +79,7 @@ type txn struct {
 	prev     *txn   // the group's txn that may write before this one
 	next     *txn   // and after
 	closed   bool   // closeParts let the shards go
-	deferred []func()
+	deferred []deferredReply
 	// after is, for a txn that writes nothing, the group's last txn before
 	// it that may write; waiters are the steps of such later txns that
 	// wait for this one to close (afterPrev).
@@ -86,12 +87,13 @@ type txn struct {
 	waiters []func()
 }
 
-// txnGroup is what holds the shards: the txns one shard began in one loop
-// iteration, run one after the other once the group holds the union of
-// their shards. A group holds and releases each shard once for all its
-// txns, as a group commit writes the WAL once for many commands. A txn
-// whose steps come in rounds (MSETNX reads, then writes) is a group of its
-// own: another txn's steps must not run between its rounds.
+// txnGroup is what holds the shards: the txns one shard began while its
+// earlier groups waited for their shards (startTxns), run one after the
+// other once the group holds the union of their shards. A group holds and
+// releases each shard once for all its txns, as a group commit writes the
+// WAL once for many commands. A txn whose steps come in rounds (MSETNX
+// reads, then writes) is a group of its own: another txn's steps must not
+// run between its rounds.
 type txnGroup struct {
 	coord  *worker
 	shards []int // ascending
@@ -111,9 +113,11 @@ type txnGroup struct {
 }
 
 // beginTxn starts a txn coordinated by w over shards (any order,
-// duplicates allowed). It joins the group of this iteration's txns, which
-// asks for its shards in the next iteration, after every batch of this one
-// went out (a connection's earlier commands reach each shard first).
+// duplicates allowed). It joins the group of the txns begun since w's
+// last group started, which asks for its shards once every group w
+// started before holds all of its shards (startTxns), after every batch
+// of this iteration went out (a connection's earlier commands reach each
+// shard first).
 // onHeld runs on w once the group holds every shard; the txn's steps with
 // release set, or its release calls, free its shards.
 func (w *worker) beginTxn(shards []int, onHeld func(t *txn)) *txn {
@@ -141,8 +145,20 @@ func (w *worker) beginTxnAlone(shards []int, onHeld func(t *txn)) *txn {
 }
 
 // startTxns makes groups of the txns begun since it last ran and has them
-// ask for their shards.
+// ask for their shards; while a group w started earlier still waits for
+// a shard it does nothing, and runs again once none does (groupHeld).
+//
+// Why wait: a group that asks now would queue behind the earlier one on
+// the shards they share, each hold, step and release its own round trip
+// between the shards, when the txns begun meanwhile could share one.
+// Waiting costs a txn nothing when it shares a shard with the earlier
+// group: that shard is the earlier group's (or promised to it, FIFO) until
+// its lock point at the soonest. One over other shards only (three shards
+// or more) may wait for that lock point: the price of the shared holds.
 func (w *worker) startTxns() {
+	if w.acquiring > 0 || len(w.pendingTxns) == 0 {
+		return
+	}
 	pending := w.pendingTxns
 	w.pendingTxns = nil
 	w.postBatches()
@@ -162,6 +178,7 @@ func (w *worker) startTxns() {
 // startGroup makes a group of txns and has it ask for the first shard.
 func (w *worker) startGroup(txns []*txn) {
 	w.stats.txnGroups++
+	w.acquiring++
 	g := &txnGroup{coord: w, txns: txns, left: make([]int, w.srv.nshards)}
 	for _, t := range txns {
 		t.g = g
@@ -187,6 +204,7 @@ func (g *txnGroup) acquire() {
 			}
 			t.onHeld(t)
 		}
+		g.coord.groupHeld()
 		return
 	}
 	target := g.coord.srv.workers[g.shards[g.next]]
@@ -198,6 +216,14 @@ func (g *txnGroup) acquire() {
 		g.earlyRuns = g.earlyFor(target)
 	}
 	g.coord.send(target, func() { target.hold(g) })
+}
+
+// groupHeld runs on w when a group it started holds all its shards: once
+// none waits any more, the txns begun meanwhile start (startTxns).
+func (w *worker) groupHeld() {
+	if w.acquiring--; w.acquiring == 0 && len(w.pendingTxns) > 0 {
+		w.loop.AfterFunc(0, w.startTxns)
+	}
 }
 
 // hold gives w to g, or queues g behind the groups that asked first.
@@ -332,12 +358,18 @@ func (t *txn) stepOn(target *worker, proto int, fn stepFunc, release bool, done 
 	ends := release && writes
 	switch {
 	case ends:
+		if t.ending == nil {
+			t.ending = make([]int, 0, len(t.shards))
+		}
 		t.ending = append(t.ending, target.id)
 		inner := done
 		done = func(reply []byte) {
 			// The reply waits for the txn to close: until then a crash
 			// may still take it (txn_chain.go).
-			t.deferred = append(t.deferred, func() { inner(reply) })
+			if t.deferred == nil {
+				t.deferred = make([]deferredReply, 0, len(t.shards))
+			}
+			t.deferred = append(t.deferred, deferredReply{inner, reply})
 			t.answered++
 			t.closeParts()
 		}
@@ -397,26 +429,35 @@ func (t *txn) runStep(target *worker, proto int, fn stepFunc, release, writes, e
 		if release && !ends {
 			t.done(target)
 		}
-		back := func(reply []byte) {
-			if target == coord {
-				done(reply)
-				return
-			}
-			target.send(coord, func() { done(reply) })
-		}
 		if lsn == 0 && target.sh != nil {
 			lsn = target.sh.ReadBarrier() // reads see only what the WAL holds
 		}
 		if lsn == 0 {
-			back(out.Buf)
+			stepBack(target, coord, done, out.Buf)
 			return
 		}
-		target.sh.WhenDurable(lsn, func() { back(out.Buf) }, func() {
+		reply := out.Buf
+		target.sh.WhenDurable(lsn, func() { stepBack(target, coord, done, reply) }, func() {
 			e := resp.Writer{Proto: proto}
 			e.Error(target.sh.Misconf())
-			back(e.Buf)
+			stepBack(target, coord, done, e.Buf)
 		})
 	}
+}
+
+// stepBack hands a step's reply from target to done on coord.
+func stepBack(target, coord *worker, done func(reply []byte), reply []byte) {
+	if target == coord {
+		done(reply)
+		return
+	}
+	target.send(coord, func() { done(reply) })
+}
+
+// deferredReply is a step's reply held until its txn closes (closeParts).
+type deferredReply struct {
+	done  func(reply []byte)
+	reply []byte
 }
 
 // endParts ends t's part on each of its shards with a last step that runs
@@ -464,8 +505,8 @@ func (t *txn) closeParts() {
 	t.ending = nil
 	deferred := t.deferred
 	t.deferred = nil
-	for _, f := range deferred {
-		f()
+	for _, d := range deferred {
+		d.done(d.reply)
 	}
 	waiters := t.waiters
 	t.waiters = nil

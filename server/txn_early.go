@@ -23,14 +23,17 @@ type earlyStep struct {
 // stepEarly registers a step of t on shard s (see step), to run once t
 // holds its shards: with the last hold's request, or by runEarly.
 func (t *txn) stepEarly(s, proto int, fn stepFunc, release bool, done func(reply []byte)) {
-	t.early = append(t.early, &earlyStep{shard: s, proto: proto, fn: fn, release: release, done: done})
+	if t.early == nil {
+		t.early = make([]earlyStep, 0, len(t.shards)) // a step per shard, mostly
+	}
+	t.early = append(t.early, earlyStep{shard: s, proto: proto, fn: fn, release: release, done: done})
 }
 
 // runEarly runs t's early steps that did not go with a hold request: t's
 // onHeld when all its steps are early.
 func (t *txn) runEarly() {
-	for _, e := range t.early {
-		if !e.sent {
+	for i := range t.early {
+		if e := &t.early[i]; !e.sent {
 			t.step(e.shard, e.proto, e.fn, e.release, e.done)
 		}
 	}
@@ -45,8 +48,8 @@ func (g *txnGroup) earlyFor(target *worker) []func() {
 		if t.refusedBy() != "" {
 			continue // refused as a whole once held (txn_refuse.go)
 		}
-		for _, e := range t.early {
-			if e.shard == target.id && !e.sent {
+		for i := range t.early {
+			if e := &t.early[i]; e.shard == target.id && !e.sent {
 				e.sent = true
 				runs = append(runs, t.stepOn(target, e.proto, e.fn, e.release, e.done))
 			}

@@ -61,7 +61,8 @@ func (t *txn) refuse(msg string) bool {
 	e.Error(msg) // counted in errorstats with the reply it goes into
 	early := t.early
 	t.early = nil
-	for _, st := range early {
+	for i := range early {
+		st := &early[i]
 		if st.sent {
 			continue // it runs on the last shard, which refuses too
 		}

@@ -52,7 +52,10 @@ type worker struct {
 	reloading   bool // DEBUG RELOAD closes and boots the shard (debug_reload.go)
 	holdQ       []*txnGroup
 	heldWork    []func()
-	pendingTxns []*txn // begun in this iteration (startTxns)
+	pendingTxns []*txn // begun, not in a group yet (startTxns)
+	// acquiring counts the groups w started that do not hold all their
+	// shards yet; pendingTxns wait until it is 0 (startTxns).
+	acquiring int
 	// closing: stop ran; the shard closes, and runs no command another
 	// shard sends (their batches and txn steps answer shutdownError).
 	closing   bool
