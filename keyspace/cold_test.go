@@ -275,3 +275,38 @@ func TestColdEvictionWaitsForTakenKeysToBeWritten(t *testing.T) {
 		}
 	}
 }
+
+// The shard reads every cold record into one scratch buffer (shard/cold.go):
+// a value InstallCold made warm must keep none of the record's bytes, or
+// the next read would rewrite a value a reply is still to be made from.
+func TestInstallColdKeepsNoBytesOfTheRecordEveryKind(t *testing.T) {
+	h := newTracked(t)
+	m, want := coldModel(t, h)
+	h.ks.SetEviction(Eviction{Policy: AllKeysRandom, Samples: 5, Tiered: true})
+	h.ks.Evict(0, time.Hour)
+	if st := h.ks.ColdStats(); st.Keys != 300 {
+		t.Fatalf("%d cold keys, want all 300", st.Keys)
+	}
+	var scratch []byte
+	for k := range want {
+		keys := h.ks.ColdKeys(&h.c, Lookup([]byte("DUMP")), [][]byte{[]byte("DUMP"), []byte(k)}, nil)
+		if len(keys) != 1 {
+			t.Fatalf("DUMP %s: %d cold keys, want 1", k, len(keys))
+		}
+		rec := m.recs[keys[0].Loc]
+		// The record as the shard has it: in the scratch buffer.
+		scratch = append(append(scratch[:0], rec.Key...), rec.Value...)
+		in := heap.Record{Key: scratch[:len(rec.Key)], Kind: rec.Kind, Expiry: rec.Expiry, KeyLSN: rec.KeyLSN, Value: scratch[len(rec.Key):]}
+		if err := h.ks.InstallCold(keys[0], in); err != nil {
+			t.Fatalf("install %s: %v", k, err)
+		}
+		for i := range scratch {
+			scratch[i] = 0xff // the next read
+		}
+	}
+	for k, w := range want {
+		if got := h.do("DUMP", k); got != w[0] {
+			t.Fatalf("DUMP %s after its record's buffer was reused = %s, want %s", k, got, w[0])
+		}
+	}
+}
