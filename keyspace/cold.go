@@ -238,9 +238,7 @@ func (ks *Keyspace) InstallCold(k ColdKey, rec heap.Record) error {
 	if Kind(rec.Kind) != sl.v.kind() {
 		return fmt.Errorf("record %v holds a %s, the key is a %s", k.Loc, Kind(rec.Kind), sl.v.kind())
 	}
-	// Every kind's decoder copies what it keeps (the test
-	// TestInstallColdKeepsNoBytesOfTheRecordEveryKind holds them to it).
-	v, err := ks.decodeValue(Kind(rec.Kind), rec.Value)
+	v, err := ks.readBackValue(Kind(rec.Kind), rec.Value)
 	if err != nil {
 		return fmt.Errorf("record %v: %w", k.Loc, err)
 	}
@@ -248,6 +246,20 @@ func (ks *Keyspace) InstallCold(k ColdKey, rec heap.Record) error {
 	sl.v.value = v
 	d.dataBytes += v.heapBytes()
 	return nil
+}
+
+// readBackValue decodes a cold record's value of kind k. A string takes a
+// spare buffer when there is one (spare.go): under tiered storage each
+// value read back in makes another leave, whose bytes it can reuse. Every
+// kind's decoder copies what it keeps (the test
+// TestInstallColdKeepsNoBytesOfTheRecordEveryKind holds them to it).
+func (ks *Keyspace) readBackValue(k Kind, enc []byte) (value, error) {
+	if k == KindString {
+		if v, ok := ks.spareString(enc); ok {
+			return v, nil
+		}
+	}
+	return ks.decodeValue(k, enc)
 }
 
 // ColdError is the reply to a command whose key's cold value could not be

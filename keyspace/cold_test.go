@@ -310,3 +310,31 @@ func TestInstallColdKeepsNoBytesOfTheRecordEveryKind(t *testing.T) {
 		}
 	}
 }
+
+// A string read back in takes the bytes a value made cold left (spare.go):
+// under tiered storage every cold read makes another value leave, and the
+// collector runs in proportion to what is allocated.
+func TestInstallColdStringTakesASpareBuffer(t *testing.T) {
+	h := newTracked(t)
+	m := newModelHeap()
+	h.ks.Cold = m
+	val := strings.Repeat("v", 1000)
+	h.do("SET", "a", val)
+	h.do("SET", "b", val)
+	m.checkpoint(t, h.ks)
+	h.ks.SetEviction(Eviction{Policy: AllKeysLRU, Samples: 5, Tiered: true})
+	h.ks.Evict(0, time.Hour)
+	if st := h.ks.ColdStats(); st.Keys != 2 {
+		t.Fatalf("%d cold keys, want 2", st.Keys)
+	}
+	spare := h.ks.spare.n
+	if spare == 0 {
+		t.Fatal("cooling kept no spare buffer")
+	}
+	if got := h.doWarm("GET", "a"); got != strconv.Quote(val) {
+		t.Fatalf("GET a = %.20q, want %d bytes of v", got, len(val))
+	}
+	if got := h.ks.spare.n; got != spare-1 {
+		t.Fatalf("%d spare buffers after a string was read back in, want %d", got, spare-1)
+	}
+}
