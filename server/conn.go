@@ -121,6 +121,11 @@ type conn struct {
 	ahead        resp.Parser
 	aheadKeys    [][]byte
 	aheadCommand lastCommand
+	// window is how many commands at rbuf[rpos:] prefetchWindow looked at
+	// and have not run yet. It outlives runCommands: a command that parks
+	// the connection (a cold value, a block) resumes the input, and the
+	// commands behind it were looked at already.
+	window int
 }
 
 func newConn(w *worker, fd runtime.FD, id int64, addr, laddr string) *conn {
@@ -308,7 +313,6 @@ func (c *conn) runInput() {
 // runCommands is runInput's loop.
 func (c *conn) runCommands() {
 	c.state = connRunning
-	window := 0 // commands left that prefetchWindow has looked at
 	c.unprocessed = false
 	t := monotonicNanos() // the start of the next command (cmd_timing.go)
 	if c.pauseArgs != nil {
@@ -323,8 +327,8 @@ func (c *conn) runCommands() {
 			c.parkWhileHeld()
 			break
 		}
-		if window == 0 && c.authed && c.parser.AtCommandStart() {
-			window = c.prefetchWindow()
+		if c.window == 0 && c.authed && c.parser.AtCommandStart() {
+			c.window = c.prefetchWindow()
 		}
 		args, n, err := c.parser.Parse(c.rbuf[c.rpos:c.rend])
 		if err != nil {
@@ -348,7 +352,7 @@ func (c *conn) runCommands() {
 			break
 		}
 		c.rpos += n
-		window = max(window-1, 0)
+		c.window = max(c.window-1, 0)
 		if len(args) > 0 {
 			c.dispatch(args)
 			t = c.cmdDone(args, t)
@@ -356,6 +360,7 @@ func (c *conn) runCommands() {
 	}
 	if c.rpos == c.rend {
 		c.rpos, c.rend = 0, 0
+		c.window = 0
 	} else if c.blockWait != nil || c.heldParked || c.pauseHeld {
 		c.unprocessed = true
 	}
