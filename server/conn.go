@@ -84,6 +84,10 @@ type conn struct {
 	// block.go), for cancelling it.
 	blockWait *pendingReply
 	blocked   *blocked
+	// coldWait: blockWait is a command's wait for its cold values
+	// (cold.go), which ends without the client: the replies before it
+	// stay until the rest of the pipeline ran, to leave in one send.
+	coldWait bool
 	// blockedTimed: blocked waits with a timeout (INFO's
 	// clients_in_timeout_table).
 	blockedTimed bool
@@ -431,7 +435,7 @@ func (c *conn) aheadKeysOf(args [][]byte, keys [][]byte) [][]byte {
 // maybeFlush sends what is ready when nothing waits for another shard or
 // for the WAL.
 func (c *conn) maybeFlush() {
-	if c.state != connRunning || c.holding || !c.queue.empty() && !c.onlyBlockWaits() {
+	if c.state != connRunning || c.holding || c.coldWait || !c.queue.empty() && !c.onlyBlockWaits() {
 		return
 	}
 	if c.waitLSN == 0 && !c.barrierMet && len(c.out.Buf) > 0 && c.w.sh != nil {
