@@ -338,3 +338,53 @@ func TestInstallColdStringTakesASpareBuffer(t *testing.T) {
 		t.Fatalf("%d spare buffers after a string was read back in, want %d", got, spare-1)
 	}
 }
+
+// Once most keys are cold, the LRU policy under tiered storage still makes
+// the idle warm keys cold, not the ones just written: a refill samples
+// enough keys to hold maxmemory-samples warm ones (tieredSamples).
+func TestTieredLRUCoolsIdleWarmKeysWhenMostKeysAreCold(t *testing.T) {
+	h := newTracked(t)
+	m := newModelHeap()
+	h.ks.Cold = m
+	val := strings.Repeat("v", 100)
+	for i := range 2000 {
+		h.do("SET", "c"+strconv.Itoa(i), val)
+	}
+	h.clock += 300_000
+	for i := range 200 {
+		h.do("SET", "idle"+strconv.Itoa(i), val)
+	}
+	h.clock += 100_000
+	for i := range 100 {
+		h.do("SET", "hot"+strconv.Itoa(i), val)
+	}
+	m.checkpoint(t, h.ks)
+	h.ks.SetEviction(Eviction{Policy: AllKeysLRU, Samples: 5, Tiered: true})
+	// 2000 keys are made cold: 13% of the keys stay warm.
+	for h.ks.ColdStats().Keys < 2000 {
+		h.ks.Evict(h.ks.DatasetMemory()-1, time.Hour)
+	}
+	// While most warm keys are idle ones, the victims are.
+	hot0 := warmCount(h, "hot", 100)
+	warmIdle := func() int { return h.ks.dbs[0].keys.count - int(h.ks.ColdStats().Keys) - warmCount(h, "hot", 100) }
+	cooled := 0
+	for ; warmIdle() >= 100 && cooled < 1000; cooled++ {
+		h.ks.Evict(h.ks.DatasetMemory()-1, time.Hour)
+	}
+	if hot := hot0 - warmCount(h, "hot", 100); hot > 2 {
+		t.Fatalf("%d keys made cold with 87%% of the keys cold and 100 or more idle ones warm: %d of them just written", cooled, hot)
+	}
+}
+
+// warmCount is how many of the keys prefix0..prefix(n-1) are warm.
+func warmCount(h *harness, prefix string, n int) int {
+	warm := 0
+	for i := range n {
+		k := []byte(prefix + strconv.Itoa(i))
+		d := h.ks.dbs[0]
+		if sl := d.keys.find(d.keys.hash(k), k); sl != nil && !sl.v.isCold() {
+			warm++
+		}
+	}
+	return warm
+}
