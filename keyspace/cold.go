@@ -216,7 +216,9 @@ var ErrColdGone = errors.New("keyspace: the key is no longer cold there")
 // InstallCold makes the cold key k warm again with rec, the record read
 // from k.Loc. The key must still be cold at that location (else
 // ErrColdGone, nothing changed); the record must be the key's (heap key
-// and kind) and decode, else an error and the key stays cold.
+// and kind) and decode, else an error and the key stays cold. The value
+// keeps none of rec's bytes: the caller may read the next record into the
+// same buffer.
 func (ks *Keyspace) InstallCold(k ColdKey, rec heap.Record) error {
 	if k.Phys < 0 || k.Phys >= len(ks.pdbs) {
 		return ErrColdGone
@@ -229,13 +231,14 @@ func (ks *Keyspace) InstallCold(k ColdKey, rec heap.Record) error {
 	if id, ok := ks.slotLoc(d.phys, sl); !ok || id != k.Loc {
 		return ErrColdGone
 	}
-	if want := AppendHeapKey(nil, d.phys, k.Key); !bytes.Equal(rec.Key, want) {
+	var kb [64]byte
+	if want := AppendHeapKey(kb[:0], d.phys, k.Key); !bytes.Equal(rec.Key, want) {
 		return fmt.Errorf("record %v holds another key", k.Loc)
 	}
 	if Kind(rec.Kind) != sl.v.kind() {
 		return fmt.Errorf("record %v holds a %s, the key is a %s", k.Loc, Kind(rec.Kind), sl.v.kind())
 	}
-	v, err := ks.decodeValue(Kind(rec.Kind), rec.Value)
+	v, err := ks.readBackValue(Kind(rec.Kind), rec.Value)
 	if err != nil {
 		return fmt.Errorf("record %v: %w", k.Loc, err)
 	}
@@ -243,6 +246,20 @@ func (ks *Keyspace) InstallCold(k ColdKey, rec heap.Record) error {
 	sl.v.value = v
 	d.dataBytes += v.heapBytes()
 	return nil
+}
+
+// readBackValue decodes a cold record's value of kind k. A string takes a
+// spare buffer when there is one (spare.go): under tiered storage each
+// value read back in makes another leave, whose bytes it can reuse. Every
+// kind's decoder copies what it keeps (the test
+// TestInstallColdKeepsNoBytesOfTheRecordEveryKind holds them to it).
+func (ks *Keyspace) readBackValue(k Kind, enc []byte) (value, error) {
+	if k == KindString {
+		if v, ok := ks.spareString(enc); ok {
+			return v, nil
+		}
+	}
+	return ks.decodeValue(k, enc)
 }
 
 // ColdError is the reply to a command whose key's cold value could not be

@@ -275,3 +275,116 @@ func TestColdEvictionWaitsForTakenKeysToBeWritten(t *testing.T) {
 		}
 	}
 }
+
+// The shard reads every cold record into one scratch buffer (shard/cold.go):
+// a value InstallCold made warm must keep none of the record's bytes, or
+// the next read would rewrite a value a reply is still to be made from.
+func TestInstallColdKeepsNoBytesOfTheRecordEveryKind(t *testing.T) {
+	h := newTracked(t)
+	m, want := coldModel(t, h)
+	h.ks.SetEviction(Eviction{Policy: AllKeysRandom, Samples: 5, Tiered: true})
+	h.ks.Evict(0, time.Hour)
+	if st := h.ks.ColdStats(); st.Keys != 300 {
+		t.Fatalf("%d cold keys, want all 300", st.Keys)
+	}
+	var scratch []byte
+	for k := range want {
+		keys := h.ks.ColdKeys(&h.c, Lookup([]byte("DUMP")), [][]byte{[]byte("DUMP"), []byte(k)}, nil)
+		if len(keys) != 1 {
+			t.Fatalf("DUMP %s: %d cold keys, want 1", k, len(keys))
+		}
+		rec := m.recs[keys[0].Loc]
+		// The record as the shard has it: in the scratch buffer.
+		scratch = append(append(scratch[:0], rec.Key...), rec.Value...)
+		in := heap.Record{Key: scratch[:len(rec.Key)], Kind: rec.Kind, Expiry: rec.Expiry, KeyLSN: rec.KeyLSN, Value: scratch[len(rec.Key):]}
+		if err := h.ks.InstallCold(keys[0], in); err != nil {
+			t.Fatalf("install %s: %v", k, err)
+		}
+		for i := range scratch {
+			scratch[i] = 0xff // the next read
+		}
+	}
+	for k, w := range want {
+		if got := h.do("DUMP", k); got != w[0] {
+			t.Fatalf("DUMP %s after its record's buffer was reused = %s, want %s", k, got, w[0])
+		}
+	}
+}
+
+// A string read back in takes the bytes a value made cold left (spare.go):
+// under tiered storage every cold read makes another value leave, and the
+// collector runs in proportion to what is allocated.
+func TestInstallColdStringTakesASpareBuffer(t *testing.T) {
+	h := newTracked(t)
+	m := newModelHeap()
+	h.ks.Cold = m
+	val := strings.Repeat("v", 1000)
+	h.do("SET", "a", val)
+	h.do("SET", "b", val)
+	m.checkpoint(t, h.ks)
+	h.ks.SetEviction(Eviction{Policy: AllKeysLRU, Samples: 5, Tiered: true})
+	h.ks.Evict(0, time.Hour)
+	if st := h.ks.ColdStats(); st.Keys != 2 {
+		t.Fatalf("%d cold keys, want 2", st.Keys)
+	}
+	spare := h.ks.spare.n
+	if spare == 0 {
+		t.Fatal("cooling kept no spare buffer")
+	}
+	if got := h.doWarm("GET", "a"); got != strconv.Quote(val) {
+		t.Fatalf("GET a = %.20q, want %d bytes of v", got, len(val))
+	}
+	if got := h.ks.spare.n; got != spare-1 {
+		t.Fatalf("%d spare buffers after a string was read back in, want %d", got, spare-1)
+	}
+}
+
+// Once most keys are cold, the LRU policy under tiered storage still makes
+// the idle warm keys cold, not the ones just written: a refill samples
+// enough keys to hold maxmemory-samples warm ones (tieredSamples).
+func TestTieredLRUCoolsIdleWarmKeysWhenMostKeysAreCold(t *testing.T) {
+	h := newTracked(t)
+	m := newModelHeap()
+	h.ks.Cold = m
+	val := strings.Repeat("v", 100)
+	for i := range 2000 {
+		h.do("SET", "c"+strconv.Itoa(i), val)
+	}
+	h.clock += 300_000
+	for i := range 200 {
+		h.do("SET", "idle"+strconv.Itoa(i), val)
+	}
+	h.clock += 100_000
+	for i := range 100 {
+		h.do("SET", "hot"+strconv.Itoa(i), val)
+	}
+	m.checkpoint(t, h.ks)
+	h.ks.SetEviction(Eviction{Policy: AllKeysLRU, Samples: 5, Tiered: true})
+	// 2000 keys are made cold: 13% of the keys stay warm.
+	for h.ks.ColdStats().Keys < 2000 {
+		h.ks.Evict(h.ks.DatasetMemory()-1, time.Hour)
+	}
+	// While most warm keys are idle ones, the victims are.
+	hot0 := warmCount(h, "hot", 100)
+	warmIdle := func() int { return h.ks.dbs[0].keys.count - int(h.ks.ColdStats().Keys) - warmCount(h, "hot", 100) }
+	cooled := 0
+	for ; warmIdle() >= 100 && cooled < 1000; cooled++ {
+		h.ks.Evict(h.ks.DatasetMemory()-1, time.Hour)
+	}
+	if hot := hot0 - warmCount(h, "hot", 100); hot > 2 {
+		t.Fatalf("%d keys made cold with 87%% of the keys cold and 100 or more idle ones warm: %d of them just written", cooled, hot)
+	}
+}
+
+// warmCount is how many of the keys prefix0..prefix(n-1) are warm.
+func warmCount(h *harness, prefix string, n int) int {
+	warm := 0
+	for i := range n {
+		k := []byte(prefix + strconv.Itoa(i))
+		d := h.ks.dbs[0]
+		if sl := d.keys.find(d.keys.hash(k), k); sl != nil && !sl.v.isCold() {
+			warm++
+		}
+	}
+	return warm
+}

@@ -307,6 +307,9 @@ func (ks *Keyspace) populate(dbi int, d *db) {
 	n := max(ks.Eviction.Samples, 1)
 	p := ks.Eviction.Policy
 	if p.allKeys() {
+		if ks.Eviction.Tiered {
+			n = tieredSamples(n, d)
+		}
 		ks.evict.samples = d.keys.sample(ks.evict.samples[:0], n)
 		for _, sl := range ks.evict.samples {
 			if !ks.Eviction.Tiered || ks.coolable(d, sl) {
@@ -332,6 +335,26 @@ func (ks *Keyspace) populate(dbi int, d *db) {
 		}
 	}
 	clear(ks.evict.vsamp)
+}
+
+// maxTieredSamples bounds the keys one pool refill samples from a
+// database under tiered storage (tieredSamples).
+const maxTieredSamples = 256
+
+// tieredSamples is how many keys of d to sample under tiered storage for
+// about n keys that may be made cold: a cold key is no candidate, and
+// once most keys are cold, n samples would hold one warm key or none, so
+// the pick would be near random among the warm keys and hot keys would be
+// made cold (read back at once). Scaled by the share of warm keys, the
+// pool sees as many candidates as maxmemory-samples says, as the policy
+// does without tiered storage.
+func tieredSamples(n int, d *db) int {
+	total := int64(d.keys.count)
+	warm := total - d.coldKeys
+	if warm <= 0 {
+		return n
+	}
+	return int(min(int64(n)*total/warm, maxTieredSamples))
 }
 
 // evictScore is a key's eviction score from its kw: idle milliseconds

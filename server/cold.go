@@ -10,8 +10,11 @@ import (
 // reads their pages on the ring and goes on serving others:
 //
 //   - a connection's command on its own shard parks the connection as a
-//     blocking command does (blockWait: its later input waits behind it,
-//     its earlier replies leave), then runs once the values are in;
+//     blocking command does (blockWait: its later input waits behind it),
+//     then runs once the values are in, and the input behind it runs on;
+//     unlike a blocking command's, the earlier replies stay (coldWait):
+//     the wait ends without the client, and the pipeline's replies leave
+//     together, in one send rather than one for each value read;
 //   - a batch from another shard waits whole, and the batches that come
 //     after it wait behind it (coldQ), so that a connection's commands on
 //     this shard keep their order.
@@ -37,6 +40,7 @@ func (c *conn) parkCold(spec *keyspace.CommandSpec, args [][]byte) bool {
 	args = copyArgs(args)
 	reply = c.newPending(1, nil)
 	c.blockWait = reply
+	c.coldWait = true
 	return true
 }
 
@@ -55,10 +59,19 @@ func (w *worker) runWarmed(c *conn, reply *pendingReply, spec *keyspace.CommandS
 		return
 	}
 	c.noteWrite(lsn)
-	c.blockWait = nil
+	c.blockWait, c.coldWait = nil, false
 	reply.fill(0, out.Buf)
 	if w.noteReply(reply.data) {
 		w.noteFailed(spec, nil)
+	}
+	if c.unprocessed && c.state == connRunning {
+		// Nothing was sent while it waited: the rest of the pipeline
+		// runs first, and its replies leave with these. The replies
+		// move out of the queue first, so that the commands behind
+		// write theirs in place rather than each in a pending reply.
+		c.queue.popReady(&c.out)
+		c.process()
+		return
 	}
 	c.delivered()
 }

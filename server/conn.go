@@ -84,6 +84,10 @@ type conn struct {
 	// block.go), for cancelling it.
 	blockWait *pendingReply
 	blocked   *blocked
+	// coldWait: blockWait is a command's wait for its cold values
+	// (cold.go), which ends without the client: the replies before it
+	// stay until the rest of the pipeline ran, to leave in one send.
+	coldWait bool
 	// blockedTimed: blocked waits with a timeout (INFO's
 	// clients_in_timeout_table).
 	blockedTimed bool
@@ -121,6 +125,11 @@ type conn struct {
 	ahead        resp.Parser
 	aheadKeys    [][]byte
 	aheadCommand lastCommand
+	// window is how many commands at rbuf[rpos:] prefetchWindow looked at
+	// and have not run yet. It outlives runCommands: a command that parks
+	// the connection (a cold value, a block) resumes the input, and the
+	// commands behind it were looked at already.
+	window int
 }
 
 func newConn(w *worker, fd runtime.FD, id int64, addr, laddr string) *conn {
@@ -308,7 +317,6 @@ func (c *conn) runInput() {
 // runCommands is runInput's loop.
 func (c *conn) runCommands() {
 	c.state = connRunning
-	window := 0 // commands left that prefetchWindow has looked at
 	c.unprocessed = false
 	t := monotonicNanos() // the start of the next command (cmd_timing.go)
 	if c.pauseArgs != nil {
@@ -323,8 +331,8 @@ func (c *conn) runCommands() {
 			c.parkWhileHeld()
 			break
 		}
-		if window == 0 && c.authed && c.parser.AtCommandStart() {
-			window = c.prefetchWindow()
+		if c.window == 0 && c.authed && c.parser.AtCommandStart() {
+			c.window = c.prefetchWindow()
 		}
 		args, n, err := c.parser.Parse(c.rbuf[c.rpos:c.rend])
 		if err != nil {
@@ -348,7 +356,7 @@ func (c *conn) runCommands() {
 			break
 		}
 		c.rpos += n
-		window = max(window-1, 0)
+		c.window = max(c.window-1, 0)
 		if len(args) > 0 {
 			c.dispatch(args)
 			t = c.cmdDone(args, t)
@@ -356,6 +364,7 @@ func (c *conn) runCommands() {
 	}
 	if c.rpos == c.rend {
 		c.rpos, c.rend = 0, 0
+		c.window = 0
 	} else if c.blockWait != nil || c.heldParked || c.pauseHeld {
 		c.unprocessed = true
 	}
@@ -426,7 +435,7 @@ func (c *conn) aheadKeysOf(args [][]byte, keys [][]byte) [][]byte {
 // maybeFlush sends what is ready when nothing waits for another shard or
 // for the WAL.
 func (c *conn) maybeFlush() {
-	if c.state != connRunning || c.holding || !c.queue.empty() && !c.onlyBlockWaits() {
+	if c.state != connRunning || c.holding || c.coldWait || !c.queue.empty() && !c.onlyBlockWaits() {
 		return
 	}
 	if c.waitLSN == 0 && !c.barrierMet && len(c.out.Buf) > 0 && c.w.sh != nil {

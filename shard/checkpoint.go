@@ -37,6 +37,9 @@ type ckpt struct {
 	loading map[heap.PageID][]func(error)
 	opening map[uint32][]func(runtime.FD, error)
 	readFDs map[uint32]runtime.FD
+	// readBufs are page buffers no read owns: a read takes one for the
+	// ring and gives it back once the cache copied the page out.
+	readBufs [][]byte
 
 	maxWAL int64 // --max-wal-size, refreshed by the tick
 	// The --max-wal-size read pause (walfull.go).

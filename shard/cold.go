@@ -98,7 +98,8 @@ func (s *Shard) warmCached(keys []keyspace.ColdKey, start time.Time) ([]keyspace
 	var pages []heap.PageID
 	var rest []keyspace.ColdKey
 	for _, k := range keys {
-		rec, err := s.ckpt.heap.Read(k.Loc, nil)
+		rec, err := s.ckpt.heap.Read(k.Loc, s.coldBuf)
+		s.keepColdBuf(rec)
 		var nr *heap.NotResidentError
 		switch {
 		case errors.As(err, &nr):
@@ -111,6 +112,19 @@ func (s *Shard) warmCached(keys []keyspace.ColdKey, start time.Time) ([]keyspace
 		}
 	}
 	return rest, pages
+}
+
+// maxColdBuf bounds the record buffer kept between cold reads.
+const maxColdBuf = 64 << 10
+
+// keepColdBuf keeps a buffer for the next cold read as large as rec, the
+// record just read, within maxColdBuf. The buffer is the shard's scratch:
+// InstallCold copies what it keeps, so the next read may overwrite it.
+func (s *Shard) keepColdBuf(rec heap.Record) {
+	need := len(rec.Key) + len(rec.Value)
+	if need > cap(s.coldBuf) && need <= maxColdBuf {
+		s.coldBuf = make([]byte, 0, need)
+	}
 }
 
 // coldStuck asks for a checkpoint when an eviction run under

@@ -67,8 +67,10 @@ func (s *Shard) loadPage(id heap.PageID, done func(error)) {
 			finish(err)
 			return
 		}
-		buf := make([]byte, heap.PageSize)
+		buf := s.takeReadBuf()
 		s.be.Pread(fd, buf, heap.PageOffset(id.Page), func(n int, err error) {
+			// The ring is done with buf; AddClean copies the page out.
+			defer s.giveReadBuf(buf)
 			if err == nil && n != heap.PageSize {
 				err = runtime.ErrShort
 			}
@@ -87,6 +89,29 @@ func (s *Shard) loadPage(id heap.PageID, done func(error)) {
 			finish(nil)
 		})
 	})
+}
+
+// maxReadBufs bounds the page buffers kept for the next reads.
+const maxReadBufs = 64
+
+// takeReadBuf returns a page buffer for a read on the ring, which owns it
+// until its callback gives it back (giveReadBuf).
+func (s *Shard) takeReadBuf() []byte {
+	c := s.ckpt
+	if n := len(c.readBufs); n > 0 {
+		buf := c.readBufs[n-1]
+		c.readBufs[n-1] = nil
+		c.readBufs = c.readBufs[:n-1]
+		return buf
+	}
+	return make([]byte, heap.PageSize)
+}
+
+// giveReadBuf takes back a buffer no read owns any more.
+func (s *Shard) giveReadBuf(buf []byte) {
+	if c := s.ckpt; len(c.readBufs) < maxReadBufs {
+		c.readBufs = append(c.readBufs, buf)
+	}
 }
 
 // readFD calls cb with the read-only handle of heap file id, opening it

@@ -129,6 +129,9 @@ type Shard struct {
 	readable        []func()    // readers paused until ReadsPaused turns false
 
 	ckpt *ckpt // heap and checkpoints (checkpoint.go); mgr nil with appendonly no
+	// coldBuf is the record buffer of cold reads on the ring (cold.go),
+	// reused read after read: nothing keeps its bytes past InstallCold.
+	coldBuf []byte
 
 	aof // CONFIG SET appendonly at run time (aof.go)
 

@@ -149,7 +149,7 @@ func (m *Manager) flushBatch(p *flushPass, batch []*heap.Frame) bool {
 	for _, f := range batch {
 		if f.FPIPending() {
 			fpis = true
-			lsn, err := m.o.WAL.Append(wal.RecordCheckpoint, record.AppendFPI(nil, &f.Page))
+			lsn, err := m.o.WAL.Append(wal.RecordCheckpoint, record.AppendFPI(nil, f.Page))
 			if err != nil {
 				m.pagesFailed(p, 1, fmt.Sprintf("checkpoint: append FPI of %v: %v", f.ID(), err))
 				continue

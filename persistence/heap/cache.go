@@ -48,9 +48,15 @@ func (f Flags) String() string {
 // Frame is a page resident in the cache with its state. Page is the page
 // itself: whoever changes it calls Cache.MarkDirty in the same loop step.
 // A *Frame stays valid while it is resident; pin it (Cache.Pin) to hold it
-// across steps that may evict.
+// across steps that may evict. An evicted frame's Page goes back to the
+// cache for a later page's bytes (Page is nil from then on), so neither
+// may be kept past the step without a pin.
+//
+// Page is an allocation of its own, free of pointers: the collector marks
+// it without scanning its bytes, and it fits the allocator's 4 KiB size
+// class exactly.
 type Frame struct {
-	Page Page
+	Page *Page
 
 	id       PageID
 	flags    Flags
@@ -192,6 +198,33 @@ type Cache struct {
 	stats  CacheStats
 	over   bool
 	gone   map[uint32]bool // vanished files: true when retired
+	spare  []*Page         // pages of evicted frames, for the next frames
+}
+
+// maxSpare bounds the pages kept for reuse: what one round of cold reads
+// takes back at once, so that a shrinking cache still gives memory back.
+const maxSpare = 64
+
+// newPage returns a page for a new frame: a spare one when there is one.
+// Its bytes are garbage until Decode or Init writes them.
+func (c *Cache) newPage() *Page {
+	if n := len(c.spare); n > 0 {
+		p := c.spare[n-1]
+		c.spare[n-1] = nil
+		c.spare = c.spare[:n-1]
+		return p
+	}
+	return new(Page)
+}
+
+// release takes back the page of frame f, which left the cache: f holds
+// none from now on, so a use of it after its eviction fails loudly rather
+// than reading another page's bytes.
+func (c *Cache) release(f *Frame) {
+	if f.Page != nil && len(c.spare) < maxSpare {
+		c.spare = append(c.spare, f.Page)
+	}
+	f.Page = nil
 }
 
 // NewCache returns a cache bounded by budgetBytes (--pagecache-size),
@@ -241,8 +274,9 @@ func (c *Cache) AddClean(id PageID, img []byte) (*Frame, error) {
 	if f := c.frames[id]; f != nil {
 		return f, nil
 	}
-	f := &Frame{id: id, vanished: c.isGone(id.File)}
+	f := &Frame{Page: c.newPage(), id: id, vanished: c.isGone(id.File)}
 	if err := f.Page.Decode(img, id.File, id.Page); err != nil {
+		c.release(f)
 		return nil, err
 	}
 	c.frames[id] = f
@@ -264,7 +298,7 @@ func (c *Cache) AddNew(id PageID, typ PageType, lsn uint64) *Frame {
 	}
 	f := c.frames[id]
 	if f == nil {
-		f = &Frame{id: id}
+		f = &Frame{Page: c.newPage(), id: id}
 		c.frames[id] = f
 	}
 	f.Page.Init(typ, id.File, id.Page)
@@ -522,6 +556,7 @@ func (c *Cache) evict(keep *Frame) {
 			continue
 		}
 		delete(c.frames, f.id)
+		c.release(f)
 		c.stats.Evictions++
 	}
 	over := len(c.frames) > c.budget

@@ -456,7 +456,7 @@ func (h *Heap) overflowStep(file uint32) chainStep {
 		if err != nil {
 			return nil, err
 		}
-		return &f.Page, nil
+		return f.Page, nil
 	})
 }
 
@@ -765,7 +765,7 @@ func (h *Heap) WriteDirtySync() (int, error) {
 			h.cache.FPILogged(f, 0)
 		}
 		versions[i] = h.cache.BeginWrite(f)
-		if err := file.WritePage(&f.Page); err != nil {
+		if err := file.WritePage(f.Page); err != nil {
 			return 0, err
 		}
 		written[f.id.File] = file
