@@ -180,6 +180,7 @@ type replica struct {
 	ip       string
 	port     int  // REPLCONF listening-port
 	oldSync  bool // SYNC, not PSYNC: no +FULLRESYNC line
+	eof      bool // the snapshot goes in the diskless $EOF: form (REPLCONF capa eof)
 	backlog  *replication.Backlog
 	cursor   *replication.Cursor // r's place in the backlog, kept from its attach on
 	online   atomic.Bool         // the snapshot was sent
