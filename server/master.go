@@ -215,12 +215,16 @@ type replica struct {
 	out      outBuf              // what the pump read and the sender did not send yet
 	quit     atomic.Bool
 	stopOnce sync.Once
+	gone     chan struct{} // closed by stop
+	firstAck chan struct{} // closed at the first REPLCONF ACK
+	ackOnce  sync.Once
 }
 
 // stop disconnects r (either goroutine, or shutdown).
 func (r *replica) stop() {
 	r.stopOnce.Do(func() {
 		r.quit.Store(true)
+		close(r.gone)
 		_ = r.conn.Close()
 		r.out.close()
 		if r.backlog != nil {

@@ -43,13 +43,27 @@ func (r *replica) resume(pos int64) {
 }
 
 // follow marks r online at pos, starts reading its ACKs and sends it its
-// buffer until it goes.
+// buffer until it goes. After a diskless snapshot the stream waits for
+// the replica's first ACK, sent once it loaded, as Redis's master does
+// (repl_start_cmd_stream_on_ack): a Redis replica finds the snapshot's
+// end mark only at the end of what it read, so no byte may follow it
+// before then.
 func (r *replica) follow(pos int64) error {
 	r.ackOff.Store(pos)
 	r.ackTime.Store(time.Now().Unix())
+	if r.eof {
+		go r.readAcks()
+		select {
+		case <-r.firstAck:
+		case <-r.gone:
+			return errors.New("disconnected while it loaded the snapshot")
+		}
+	}
 	r.online.Store(true)
 	r.srv.refreshGoodReplicas()
-	go r.readAcks()
+	if !r.eof {
+		go r.readAcks()
+	}
 	return r.drain()
 }
 
@@ -120,6 +134,7 @@ func (r *replica) readAcks() {
 			}
 			r.ackOff.Store(off)
 			r.ackTime.Store(time.Now().Unix())
+			r.ackOnce.Do(func() { close(r.firstAck) })
 			r.srv.master.noteAck()
 		}
 	}
