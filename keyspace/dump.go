@@ -16,9 +16,16 @@ import (
 // which checks it whole and picks the representation the keyspace's
 // encoding limits call for, as Redis's rdbLoadObject does with its own.
 
-// appendDump appends the DUMP payload of v to dst.
+// appendDump appends the DUMP payload of v to dst: its encoding and the
+// footer (RDB version and CRC-64).
 func appendDump(dst []byte, v value) []byte {
 	start := len(dst)
+	return rdb.AppendFooter(appendEncoding(dst, v), start)
+}
+
+// appendEncoding appends v's type byte and RDB encoding, DUMP's payload
+// without its footer (an RDB file's entry has none).
+func appendEncoding(dst []byte, v value) []byte {
 	switch v.kind() {
 	case KindString:
 		dst = append(dst, rdb.TypeString)
@@ -69,7 +76,7 @@ func appendDump(dst []byte, v value) []byte {
 	default:
 		panic("keyspace: DUMP of a value of kind " + v.kind().String())
 	}
-	return rdb.AppendFooter(dst, start)
+	return dst
 }
 
 // restoredValue builds the value an rdb.Object describes, a new one that

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"encoding/binary"
 	"errors"
 	"strconv"
 
@@ -12,17 +13,25 @@ import (
 // redis-server runs. Most records are plain Redis commands already; the
 // moond-only MOOND.APPLY (journal.go) becomes the commands it stands for.
 
-// AppendSnapshotDB appends the RDB file entries of database db's keys to
-// dst (rdb.AppendFileEntry: an expiry, then the key and its value in DUMP's
-// encoding) and returns how many keys and how many with a TTL it wrote.
-// Keys already past their TTL are left out: the replica would drop them
-// at once, and the master's expiry of them logs a DEL that the replica
-// applies to nothing. A cold value is read from the heap (not installed);
-// one that cannot be read is left out and counted as a cold read miss.
-func (ks *Keyspace) AppendSnapshotDB(dst []byte, db int) (out []byte, keys, expires int) {
+// SnapshotDB writes database db's keys in the RDB file's form, in chunks
+// of about size bytes handed to emit, which owns each: SELECTDB and
+// RESIZEDB (the table's counts, expired keys included, as Redis's
+// rdbSaveDb writes them; only a hint for the loader), then per key its
+// expiry, type byte, key and value encoding (DUMP's, without the footer).
+// A database without keys writes nothing. Keys already past their TTL are
+// left out: the replica would drop them at once, and the master's expiry
+// of them logs a DEL that the replica applies to nothing. A cold value is
+// read from the heap (not installed); one that cannot be read is left out
+// and counted as a cold read miss. It returns how many keys, and how many
+// with a TTL, it wrote. Chunking lets the master send the snapshot while
+// it is still being written, instead of building it whole first.
+func (ks *Keyspace) SnapshotDB(db, size int, emit func([]byte)) (keys, expires int) {
 	d := ks.dbs[db]
+	if d.keys.count == 0 {
+		return 0, 0
+	}
 	now := ks.Now()
-	var payload []byte
+	buf := rdb.AppendSelectDB(make([]byte, 0, size+size/4), db, d.keys.count, d.expires.count)
 	d.keys.each(func(sl *slot[entry]) {
 		when := int64(0)
 		if sl.kw&kwTTL != 0 {
@@ -30,17 +39,35 @@ func (ks *Keyspace) AppendSnapshotDB(dst []byte, db int) (out []byte, keys, expi
 			if when <= now {
 				return
 			}
-			expires++
 		}
 		v, err := ks.valueOf(d, sl)
 		if err != nil {
 			return // a cold value that cannot be read: counted (cold.go)
 		}
-		payload = appendDump(payload[:0], v)
-		dst = rdb.AppendFileEntry(dst, sl.keyBytes(), payload, when)
+		if when != 0 {
+			expires++
+			buf = append(buf, rdb.OpExpireTimeMS)
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(when))
+		}
+		// The entry is the type byte, the key, then the value; the
+		// encoding starts with the type: write a place for it and the key
+		// first, then move the type byte there (the value shifts by one).
+		at := len(buf)
+		buf = rdb.AppendString(append(buf, 0), sl.keyBytes())
+		enc := len(buf)
+		buf = appendEncoding(buf, v)
+		buf[at] = buf[enc]
+		buf = buf[:enc+copy(buf[enc:], buf[enc+1:])]
 		keys++
+		if len(buf) >= size {
+			emit(buf)
+			buf = make([]byte, 0, size+size/4)
+		}
 	})
-	return dst, keys, expires
+	if len(buf) > 0 {
+		emit(buf)
+	}
+	return keys, expires
 }
 
 // errApplyForm is a MOOND.APPLY record this side of the journal never

@@ -313,3 +313,11 @@ func (b *Backlog) Close() {
 	b.mu.Unlock()
 	b.more.Broadcast()
 }
+
+// Position is the master's replication offset and the database of the
+// stream's last SELECT (0 when the stream selected none since it started).
+func (b *Backlog) Position() (off int64, db int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.off, max(b.lastDB, 0)
+}

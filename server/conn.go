@@ -60,6 +60,7 @@ type conn struct {
 	replMaster bool
 	replPort   int    // REPLCONF listening-port, for when it becomes a replica (master_sync.go)
 	replIP     string // REPLCONF ip-address (a replica's replica-announce-ip), "" for none
+	replEOF    bool   // REPLCONF capa eof: the replica takes a diskless snapshot
 	detached   bool   // its socket went to a replica's goroutines (master_sync.go)
 
 	// waitLSN is the highest WAL record this connection's pending replies

@@ -80,13 +80,20 @@ func (s *Server) startFeedsLocked() {
 
 // stopFeedsLocked unsets the feeds when nothing needs them any more (no
 // replica, no promotion hold); the backlog forgets its bytes: the stream
-// has a gap from there on (under m.mu).
+// has a gap from there on (under m.mu). The writes in the gap are counted
+// in no offset, so the history so far ends here: the server takes a new
+// replid and forgets replid2, as Redis does when it frees its backlog
+// (changeReplicationId, clearReplicationId2). No replica, and no demoted
+// master (ownPosition), can then continue a history the data left.
 func (s *Server) stopFeedsLocked() {
 	m := &s.master
 	if len(m.replicas) > 0 || m.hold || !m.feeding {
 		return
 	}
 	m.feeding = false
+	id := newRunID()
+	s.repl.masterID.Store(&id)
+	s.repl.promoted.Store(nil)
 	m.live.Store(nil)
 	for _, w := range s.workers {
 		w.sh.SetFeed(nil)
@@ -130,7 +137,26 @@ func (s *Server) detachReplica(r *replica) {
 	if r.cursor != nil {
 		r.backlog.Detach(r.cursor) // its pump may never have run
 	}
+	if len(m.replicas) == 0 && m.feeding && !m.hold {
+		s.holdFeedsLocked()
+		return
+	}
 	s.stopFeedsLocked()
+}
+
+// holdFeedsLocked keeps the feeds on for promotionHold with no replica
+// attached (under m.mu): after a promotion, for the old master's other
+// replicas, and after the last replica goes, for it to come back and
+// continue, or for this server, demoted by a failover, to continue its
+// history on the promoted replica (ownPosition). Redis keeps its backlog
+// for repl-backlog-ttl (an hour); here the writes pay for the stream
+// only for the minute a failover or a reconnect takes.
+func (s *Server) holdFeedsLocked() {
+	m := &s.master
+	m.hold = true
+	m.holdGen++
+	gen := m.holdGen
+	time.AfterFunc(promotionHold, func() { s.releaseHold(gen) })
 }
 
 // replicasNow is a copy of the attached replicas.
@@ -180,6 +206,7 @@ type replica struct {
 	ip       string
 	port     int  // REPLCONF listening-port
 	oldSync  bool // SYNC, not PSYNC: no +FULLRESYNC line
+	eof      bool // the snapshot goes in the diskless $EOF: form (REPLCONF capa eof)
 	backlog  *replication.Backlog
 	cursor   *replication.Cursor // r's place in the backlog, kept from its attach on
 	online   atomic.Bool         // the snapshot was sent
@@ -188,12 +215,16 @@ type replica struct {
 	out      outBuf              // what the pump read and the sender did not send yet
 	quit     atomic.Bool
 	stopOnce sync.Once
+	gone     chan struct{} // closed by stop
+	firstAck chan struct{} // closed at the first REPLCONF ACK
+	ackOnce  sync.Once
 }
 
 // stop disconnects r (either goroutine, or shutdown).
 func (r *replica) stop() {
 	r.stopOnce.Do(func() {
 		r.quit.Store(true)
+		close(r.gone)
 		_ = r.conn.Close()
 		r.out.close()
 		if r.backlog != nil {

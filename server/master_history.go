@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"strconv"
 	"time"
 
@@ -35,27 +36,24 @@ func (s *Server) masterReplID() string {
 // offsets go on from that backlog's). It reports whether the history
 // continues.
 func (s *Server) promote(p replication.Position, ok bool) bool {
-	id := newRunID()
-	s.repl.masterID.Store(&id)
 	m := &s.master
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !ok || len(m.replicas) > 0 {
-		return false
-	}
-	if m.hold { // an earlier promotion's: its stream is no longer this one
+	if m.hold && ok && len(m.replicas) == 0 { // an earlier promotion's: its stream is no longer this one
 		m.hold = false
 		s.stopFeedsLocked()
+	}
+	id := newRunID() // after stopFeedsLocked, which takes one of its own
+	s.repl.masterID.Store(&id)
+	if !ok || len(m.replicas) > 0 {
+		return false
 	}
 	if m.feeding { // cannot be: no replica, no hold
 		return false
 	}
 	m.backlog = replication.NewBacklogAt(ringSize(s.backlogSize()), p.Offset)
-	m.hold = true
-	m.holdGen++
-	gen := m.holdGen
+	s.holdFeedsLocked()
 	s.startFeedsLocked()
-	time.AfterFunc(promotionHold, func() { s.releaseHold(gen) })
 	return true
 }
 
@@ -100,4 +98,34 @@ func (s *Server) psyncPosition(replid, offset string) (int64, bool) {
 		return off - 1, true
 	}
 	return 0, false
+}
+
+// ownPosition is where this master's data stands in its own history, for
+// the first PSYNC of a link started when it is made a replica (Redis's
+// replicationCacheMasterUsingMyself): its replid and offset, ok only while
+// the shards feed the backlog, since only then every write is counted in
+// the offset (stopFeedsLocked gives the history a new replid when the
+// feeds stop). The new master continues it only if the offset is within
+// its own history of that replid (psyncPosition): a demoted master that
+// acknowledged writes its successor never received asks past that and
+// gets a full sync. Call it once client writes are refused (the replica's
+// gate) and the shards ran what was dispatched before.
+func (s *Server) ownPosition() (replication.Position, bool) {
+	m := &s.master
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.feeding {
+		return replication.Position{}, false
+	}
+	off, db := m.backlog.Position()
+	return replication.Position{ReplID: s.masterReplID(), Offset: off, DB: db}, true
+}
+
+// settleShards waits for every shard to run what its loop was given
+// before: a write dispatched before the replica's gate went on is then
+// applied, and fed.
+func (s *Server) settleShards() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.onEveryShard(ctx, func(_ *worker, done func(error)) { done(nil) })
 }

@@ -3,18 +3,16 @@ package server
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"net"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/moond-db/moond/rdb"
 	"github.com/moond-db/moond/replication"
 )
 
 // A replica's goroutines (master.go): serve sends +FULLRESYNC, the
-// snapshot as one RDB file in the $<len> form, then the backlog from the
+// snapshot (master_snapshot.go), then the backlog from the
 // snapshot's offset on; readAcks reads what the replica sends (REPLCONF
 // ACK). Either one's error disconnects the replica with a log line.
 
@@ -23,9 +21,9 @@ const streamChunk = 256 << 10
 
 // serve is the sender goroutine of r, whose stream starts at start: the
 // pump fills r's buffer meanwhile (master_outbuf.go).
-func (r *replica) serve(start int64, parts []snapshotPart) {
+func (r *replica) serve(start int64, snap *snapshotStream) {
 	go r.pump()
-	err := r.sendSnapshot(start, parts)
+	err := r.sendSnapshot(start, snap)
 	if err == nil {
 		r.srv.log.Info("synchronization with replica succeeded", "addr", r.addr, "offset", start)
 		err = r.follow(start)
@@ -45,13 +43,27 @@ func (r *replica) resume(pos int64) {
 }
 
 // follow marks r online at pos, starts reading its ACKs and sends it its
-// buffer until it goes.
+// buffer until it goes. After a diskless snapshot the stream waits for
+// the replica's first ACK, sent once it loaded, as Redis's master does
+// (repl_start_cmd_stream_on_ack): a Redis replica finds the snapshot's
+// end mark only at the end of what it read, so no byte may follow it
+// before then.
 func (r *replica) follow(pos int64) error {
 	r.ackOff.Store(pos)
 	r.ackTime.Store(time.Now().Unix())
+	if r.eof {
+		go r.readAcks()
+		select {
+		case <-r.firstAck:
+		case <-r.gone:
+			return errors.New("disconnected while it loaded the snapshot")
+		}
+	}
 	r.online.Store(true)
 	r.srv.refreshGoodReplicas()
-	go r.readAcks()
+	if !r.eof {
+		go r.readAcks()
+	}
 	return r.drain()
 }
 
@@ -62,52 +74,6 @@ func (r *replica) end(err error) {
 		r.srv.log.Warn("replica disconnected", "addr", r.addr, "err", err)
 	}
 	r.stop()
-}
-
-// sendSnapshot writes +FULLRESYNC (not for SYNC) and the snapshot.
-func (r *replica) sendSnapshot(start int64, parts []snapshotPart) error {
-	var head []byte
-	if !r.oldSync {
-		head = fmt.Appendf(head, "+FULLRESYNC %s %d\r\n", r.srv.masterReplID(), start)
-	}
-	file := r.srv.rdbFile(start, parts)
-	head = fmt.Appendf(head, "$%d\r\n", len(file))
-	if err := r.write(head); err != nil {
-		return fmt.Errorf("send FULLRESYNC: %w", err)
-	}
-	if err := r.write(file); err != nil {
-		return fmt.Errorf("send the snapshot: %w", err)
-	}
-	return nil
-}
-
-// rdbFile assembles the shards' parts into one RDB file: per database,
-// SELECTDB and RESIZEDB over every shard's keys, then each shard's keys.
-func (s *Server) rdbFile(start int64, parts []snapshotPart) []byte {
-	f := rdb.AppendFileHeader(nil)
-	f = rdb.AppendAux(f, "redis-ver", RedisVersion)
-	f = rdb.AppendAux(f, "redis-bits", "64")
-	f = rdb.AppendAux(f, "ctime", strconv.FormatInt(time.Now().Unix(), 10))
-	f = rdb.AppendAux(f, "used-mem", "0")
-	f = rdb.AppendAux(f, "repl-stream-db", "0")
-	f = rdb.AppendAux(f, "repl-id", s.masterReplID())
-	f = rdb.AppendAux(f, "repl-offset", strconv.FormatInt(start, 10))
-	f = rdb.AppendAux(f, "aof-base", "0")
-	for db := range parts[0].dbs {
-		keys, expires := 0, 0
-		for _, p := range parts {
-			keys += p.keys[db]
-			expires += p.expires[db]
-		}
-		if keys == 0 {
-			continue
-		}
-		f = rdb.AppendSelectDB(f, db, keys, expires)
-		for _, p := range parts {
-			f = append(f, p.dbs[db]...)
-		}
-	}
-	return rdb.AppendFileEnd(f)
 }
 
 // skipNewlines drops the bare newlines a Redis replica sends while it
@@ -168,6 +134,7 @@ func (r *replica) readAcks() {
 			}
 			r.ackOff.Store(off)
 			r.ackTime.Store(time.Now().Unix())
+			r.ackOnce.Do(func() { close(r.firstAck) })
 			r.srv.master.noteAck()
 		}
 	}

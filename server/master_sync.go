@@ -22,7 +22,8 @@ func init() {
 
 // cmdReplconf is REPLCONF as a master hears it before PSYNC: the
 // replica's listening-port and ip-address (INFO and ROLE show them; the
-// ip-address in place of the connection's), and capa (noted and ignored: the snapshot always goes in the $<len> form). ACK
+// ip-address in place of the connection's), and capa (eof: the replica
+// takes the snapshot in the diskless $EOF: form, master_snapshot.go). ACK
 // and GETACK come on a replica's stream, which the replica's goroutine
 // reads (master_replica.go); from any other client ACK gets no reply, as
 // in Redis.
@@ -43,7 +44,11 @@ func cmdReplconf(c *conn, args [][]byte) {
 			c.replPort = int(p)
 		case "ip-address":
 			c.replIP = string(args[i+1])
-		case "capa", "rdb-only", "rdb-filter-only":
+		case "capa":
+			if strings.EqualFold(string(args[i+1]), "eof") {
+				c.replEOF = true
+			}
+		case "rdb-only", "rdb-filter-only":
 		case "ack", "getack":
 			return // no reply, as Redis answers a client that is no replica
 		default:
@@ -111,7 +116,8 @@ func (c *conn) takeForReplica(oldSync bool) (*replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("take the replica's socket: %w", err)
 	}
-	r := &replica{srv: c.w.srv, conn: nc, addr: c.addr, port: c.replPort, oldSync: oldSync}
+	r := &replica{srv: c.w.srv, conn: nc, addr: c.addr, port: c.replPort, oldSync: oldSync, eof: c.replEOF && !oldSync}
+	r.gone, r.firstAck = make(chan struct{}), make(chan struct{})
 	r.out.init()
 	r.ip, _, _ = net.SplitHostPort(c.addr)
 	if c.replIP != "" {
@@ -122,8 +128,10 @@ func (c *conn) takeForReplica(oldSync bool) (*replica, error) {
 	return r, nil
 }
 
-// snapshotFor runs the snapshot's txn over every shard (see cmdSync),
-// then hands the shards' parts to the replica's goroutines.
+// snapshotFor runs the snapshot's txn over every shard (see cmdSync) and
+// starts the replica's sender as soon as the stream's offset is taken, so
+// that it sends the shards' chunks while they are written
+// (master_snapshot.go).
 func (w *worker) snapshotFor(r *replica) {
 	srv := w.srv
 	n := srv.nshards
@@ -131,37 +139,15 @@ func (w *worker) snapshotFor(r *replica) {
 	for i := range all {
 		all[i] = i
 	}
-	parts := make([]snapshotPart, n)
-	left := n
+	snap := newSnapshotStream(n)
 	w.beginTxnAlone(all, func(t *txn) {
 		start := srv.attachReplica(r)
+		go r.serve(start, snap)
 		for s := range n {
 			t.step(s, 2, func(sw *worker, _ *resp.Writer) uint64 {
-				parts[s] = takeSnapshotPart(sw)
+				writeSnapshot(sw, &snap.parts[s])
 				return 0
-			}, true, func([]byte) {
-				if left--; left == 0 {
-					go r.serve(start, parts)
-				}
-			})
+			}, true, func([]byte) {})
 		}
 	})
-}
-
-// snapshotPart is one shard's keys, per database, in the RDB file's form.
-type snapshotPart struct {
-	dbs     [][]byte
-	keys    []int
-	expires []int
-}
-
-// takeSnapshotPart serializes shard w's keys (on its thread).
-func takeSnapshotPart(w *worker) snapshotPart {
-	ks := w.ks
-	n := ks.NumDBs()
-	p := snapshotPart{dbs: make([][]byte, n), keys: make([]int, n), expires: make([]int, n)}
-	for db := range n {
-		p.dbs[db], p.keys[db], p.expires[db] = ks.AppendSnapshotDB(nil, db)
-	}
-	return p
 }

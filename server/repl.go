@@ -133,9 +133,16 @@ func (s *Server) replicaOf(host string, port int) string {
 		return "OK Already connected to specified master"
 	}
 	r.gate.Store(true)
-	s.endHold()
 	resume := r.bootResume // the last shutdown's, for the first link only
 	r.bootResume = replication.Position{}
+	if old == nil && resume.ReplID == "" {
+		// A master made a replica offers its own history (PSYNC replid
+		// offset+1), as Redis 7.0: with client writes now refused, once
+		// the shards ran what was dispatched before.
+		s.settleShards()
+		resume, _ = s.ownPosition() // the zero Position when not clean
+	}
+	s.endHold()
 	if old != nil {
 		old.link.Stop()
 		resume, _ = old.link.Position() // the zero Position when not clean
