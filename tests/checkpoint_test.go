@@ -19,17 +19,27 @@ import (
 // infoField returns one field of INFO persistence.
 func infoField(t testing.TB, c *redis.Client, name string) string {
 	t.Helper()
+	v, ok, info := infoLookup(t, c, name)
+	if !ok {
+		t.Fatalf("INFO has no %s:\n%s", name, info)
+	}
+	return v
+}
+
+// infoLookup is INFO's field name, ok false when INFO has none (yet), and
+// the whole INFO text.
+func infoLookup(t testing.TB, c *redis.Client, name string) (string, bool, string) {
+	t.Helper()
 	info, err := c.Info(ctx(t), "everything").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(info, "\r\n") {
 		if v, ok := strings.CutPrefix(line, name+":"); ok {
-			return v
+			return v, true, info
 		}
 	}
-	t.Fatalf("INFO has no %s:\n%s", name, info)
-	return ""
+	return "", false, info
 }
 
 func infoInt(t testing.TB, c *redis.Client, name string) int64 {

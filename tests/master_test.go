@@ -180,9 +180,14 @@ func waitField(t *testing.T, c *redis.Client, field, want string) {
 func waitOnline(t *testing.T, m *redis.Client) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(infoField(t, m, "slave0"), "state=online") {
+	for {
+		// slave0 shows up only once the replica's PSYNC was heard.
+		v, _, _ := infoLookup(t, m, "slave0")
+		if strings.Contains(v, "state=online") {
+			return
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("slave0 not online after 30s: %q", infoField(t, m, "slave0"))
+			t.Fatalf("slave0 not online after 30s: %q", v)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
