@@ -38,14 +38,7 @@ func TestChainedReplication(t *testing.T) {
 			top := startServer(t, "uring", 2)
 			fillMaster(t, top.addr())
 			thost, tport := hostPort(t, top.addr())
-			var m *redis.Client
-			if mid == "redis" {
-				m = startRedisServer(t, "--replicaof", thost, tport)
-			} else {
-				m = startServer(t, "uring", 3).client(2)
-				replicaOf(t, m, thost, tport)
-			}
-			waitLinkUp(t, m)
+			m := startReplicaOf(t, mid, thost, tport)
 			bottom := startServer(t, "uring", 2)
 			b := bottom.client(2)
 			mhost, mport := hostPort(t, m.Options().Addr)
@@ -74,4 +67,20 @@ func TestChainedReplication(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startReplicaOf starts a replica of the master at host:port, a
+// redis-server (kind "redis") or a moond of three shards, and waits for
+// its link to be up.
+func startReplicaOf(t *testing.T, kind, host, port string) *redis.Client {
+	t.Helper()
+	var r *redis.Client
+	if kind == "redis" {
+		r = startRedisServer(t, "--replicaof", host, port)
+	} else {
+		r = startServer(t, "uring", 3).client(2)
+		replicaOf(t, r, host, port)
+	}
+	waitLinkUp(t, r)
+	return r
 }

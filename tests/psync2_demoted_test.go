@@ -22,13 +22,7 @@ func demotedPair(t *testing.T, kind string) (a *server, b *redis.Client, bhost, 
 	a = startServer(t, "uring", 2, "--repl-ping-replica-period", "3600")
 	fillMaster(t, a.addr())
 	ahost, aport := hostPort(t, a.addr())
-	if kind == "redis" {
-		b = startRedisServer(t, "--replicaof", ahost, aport)
-	} else {
-		b = startServer(t, "uring", 3).client(2)
-		replicaOf(t, b, ahost, aport)
-	}
-	waitLinkUp(t, b)
+	b = startReplicaOf(t, kind, ahost, aport)
 	masterWrites(t, a.addr())
 	// db0:gone (PX 50) expires on A, whose DEL must be in B's stream
 	// before B's promotion: past it A's offset would be ahead of B's.
