@@ -20,7 +20,8 @@ import (
 // nothing. The room it adds holds garbage only: MEMORY PURGE collects it,
 // and the soft memory limit maxmemory sets (evict.go) still bounds the
 // heap, whatever the percent, because the runtime's goal is the lower of
-// the two. GOGC=off is left alone.
+// the two; the floor is also held under that limit (gcHeapFigures).
+// GOGC=off is left alone.
 //
 // The GC percent is the process's, and two things change it: the boot
 // turns the collector off (bootgc.go) and the floor raises it. gcCtl owns
@@ -121,7 +122,8 @@ func gcApplyLocked() {
 	case gcCtl.boots > 0:
 		want = -1
 	case floor > 0:
-		want = floorPercent(gcCtl.base, floor, gcScanBytes())
+		scan, limit := gcHeapFigures()
+		want = floorPercent(gcCtl.base, min(floor, max(limit-scan, 0)), scan)
 	}
 	if want != gcCtl.percent {
 		debug.SetGCPercent(want)
@@ -157,12 +159,16 @@ func afterGC() {
 	gcApplyLocked()
 }
 
-// gcScanBytes is what GOGC's percent applies to: the live heap the last
-// collection marked, and the stacks and globals it scanned.
-func gcScanBytes() int64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}
+// gcHeapFigures are scan, what GOGC's percent applies to (the live heap
+// the last collection marked, and the stacks and globals it scanned), and
+// the soft memory limit. The floor is held under the limit: its goal
+// never asks for more than the limit allows, so that near the limit the
+// runtime paces by the percent as it would without a floor.
+func gcHeapFigures() (scan, limit int64) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"},
+		{Name: "/gc/scan/globals:bytes"}, {Name: "/gc/gomemlimit:bytes"}}
 	metrics.Read(s)
-	return int64(s[0].Value.Uint64() + s[1].Value.Uint64() + s[2].Value.Uint64())
+	return int64(s[0].Value.Uint64() + s[1].Value.Uint64() + s[2].Value.Uint64()), int64(s[3].Value.Uint64())
 }
 
 // floorPercent is the GC percent that puts the next heap goal at scan
