@@ -16,8 +16,8 @@ import (
 // plus the sysmon thread it keeps awake, took about a quarter of moond's
 // CPU on the bench-txn load. So after every collection the GC percent is
 // raised, when needed, for the next goal to be at least the live heap plus
-// gc-heap-floor; above floor×(GOGC/100) of live heap the floor changes
-// nothing. The room it adds holds garbage only: MEMORY PURGE collects it,
+// gc-heap-floor; once GOGC's own room (live × GOGC/100) is at least the
+// floor, the floor changes nothing. The room it adds holds garbage only: MEMORY PURGE collects it,
 // and the soft memory limit maxmemory sets (evict.go) still bounds the
 // heap, whatever the percent, because the runtime's goal is the lower of
 // the two; the floor is also held under that limit (gcHeapFigures).
