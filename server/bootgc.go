@@ -19,7 +19,9 @@ import (
 // reshard) is collected once the heap reaches the limit, never lets it
 // grow without bound, and a data set larger in memory than the limit
 // assumed raises it (followLiveHeap). The settings the process had (GOGC,
-// GOMEMLIMIT or what a caller set) come back when the boot ends.
+// GOMEMLIMIT or what a caller set) come back when the boot ends; the GC
+// percent by way of gcCtl (gcfloor.go), which puts the heap floor's in
+// its place when one is set.
 
 // bootHeapPerDiskByte is how many bytes of Go heap the boot may reach, per
 // byte of data on disk, before the collector runs: a value takes more room
@@ -38,7 +40,7 @@ func bootGC(dir string) (restore func()) {
 	prevLimit := debug.SetMemoryLimit(-1) // reads it
 	limit := bootMemoryLimit(dirBytes(dir), prevLimit)
 	debug.SetMemoryLimit(limit)
-	prevPercent := debug.SetGCPercent(-1)
+	gcBootBegin()
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -47,7 +49,7 @@ func bootGC(dir string) (restore func()) {
 	return func() {
 		close(stop)
 		<-stopped
-		debug.SetGCPercent(prevPercent)
+		gcBootEnd()
 		debug.SetMemoryLimit(prevLimit)
 	}
 }

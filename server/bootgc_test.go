@@ -24,7 +24,9 @@ func TestBootTurnsTheCollectorOffAndRestoresTheSettings(t *testing.T) {
 		debug.SetGCPercent(oldPercent)
 		debug.SetMemoryLimit(oldLimit)
 	})
-	s, release := startHeld(t, "pool", 2)
+	// No heap floor: it would raise the percent once the boot ends
+	// (gcfloor_test.go tests that).
+	s, release := startHeld(t, "pool", 2, "gc-heap-floor", "0")
 	p, l := gcSettings()
 	if p != -1 || l < bootHeapFloor || l > limit {
 		t.Errorf("while loading: GOGC %d, memory limit %d; want off (-1) and a limit in [%d, %d]", p, l, bootHeapFloor, limit)

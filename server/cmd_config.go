@@ -116,6 +116,7 @@ func (s *Server) applyRuntimeConfig(c *conn) {
 	s.cachePubsubLimit()
 	ev := s.evictionSettingsLocked()
 	applyGoMemoryLimit(s.cfg.MaxMemory, s.cfg.PageCacheSize)
+	setHeapFloor(s, s.cfg.GCHeapFloor)
 	s.maxmemory.Store(s.cfg.MaxMemory)
 	s.cfgMu.RUnlock()
 	s.cacheReplConfig()

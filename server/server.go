@@ -175,6 +175,7 @@ func (s *Server) Start() error {
 	s.cfgMu.RLock()
 	ev := s.evictionSettingsLocked()
 	applyGoMemoryLimit(s.cfg.MaxMemory, s.cfg.PageCacheSize)
+	setHeapFloor(s, s.cfg.GCHeapFloor)
 	s.maxmemory.Store(s.cfg.MaxMemory)
 	s.cfgMu.RUnlock()
 	for _, w := range s.workers {
@@ -328,6 +329,7 @@ func (s *Server) Stop() {
 	if s.unlock != nil {
 		s.unlock()
 	}
+	dropHeapFloor(s)
 }
 
 // shardOptions are shard id's options, from the configuration.

@@ -306,10 +306,15 @@ func TestCommandCountAndInfo(t *testing.T) {
 
 // startHeld starts an in-process server whose shards hold their boot
 // until the returned function is called.
-func startHeld(t *testing.T, backend string, shards int) (*Server, func()) {
+func startHeld(t *testing.T, backend string, shards int, set ...string) (*Server, func()) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Port, cfg.Shards, cfg.IOBackend, cfg.Dir = 0, shards, backend, t.TempDir()
+	for i := 0; i+1 < len(set); i += 2 {
+		if err := cfg.Set(set[i], set[i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	hold := make(chan struct{})
 	s.HoldBoot = hold

@@ -65,6 +65,11 @@ type Config struct {
 	LFULogFactor              int
 	LFUDecayTime              int
 	MaxMemoryEvictionTenacity int
+	// GCHeapFloor is gc-heap-floor: after each collection the Go
+	// collector's next heap goal is kept at least this many bytes above
+	// the live heap, so that a small heap is not collected every few MB
+	// allocated (server/gcfloor.go); 0 turns it off.
+	GCHeapFloor int64
 	// TieredStorage is tiered-storage: under maxmemory, values durable in
 	// the heap are made cold instead of their keys evicted (DESIGN §4).
 	TieredStorage bool
@@ -171,6 +176,7 @@ func Default() *Config {
 		LFULogFactor:              10,
 		LFUDecayTime:              1,
 		MaxMemoryEvictionTenacity: 10,
+		GCHeapFloor:               64 << 20,
 		OutputBufferLimits:        defaultOutputBufferLimits,
 		ReplicaReadOnly:           true,
 		ReplicaServeStaleData:     true,

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +154,25 @@ func TestMetricsAddrFromFileAndFlag(t *testing.T) {
 	}
 	if err := c.SetAtRuntime("metrics-addr", ":1"); err != ErrImmutable {
 		t.Fatalf("CONFIG SET metrics-addr: %v, want ErrImmutable", err)
+	}
+}
+
+func TestGCHeapFloorIsAMemoryValueSetAtRuntime(t *testing.T) {
+	c := Default()
+	if c.GCHeapFloor != 64<<20 {
+		t.Errorf("default gc-heap-floor %d, want 64 MiB", c.GCHeapFloor)
+	}
+	for in, want := range map[string]int64{"128mb": 128 << 20, "1gb": 1 << 30, "1000000": 1e6, "0": 0} {
+		if err := c.SetAtRuntime("gc-heap-floor", in); err != nil || c.GCHeapFloor != want {
+			t.Errorf("CONFIG SET gc-heap-floor %s: %v, %d; want %d", in, err, c.GCHeapFloor, want)
+		}
+		if got, _ := c.Get("gc-heap-floor"); got != strconv.FormatInt(want, 10) {
+			t.Errorf("CONFIG GET gc-heap-floor after %s = %q, want %d", in, got, want)
+		}
+	}
+	for _, bad := range []string{"-1", "lots", "1xb"} {
+		if err := c.SetAtRuntime("gc-heap-floor", bad); err == nil {
+			t.Errorf("CONFIG SET gc-heap-floor %s accepted", bad)
+		}
 	}
 }

@@ -154,6 +154,7 @@ func buildParams() []*Param {
 		intParam("lfu-log-factor", true, 0, math.MaxInt32, func(c *Config) *int { return &c.LFULogFactor }),
 		intParam("lfu-decay-time", true, 0, math.MaxInt32, func(c *Config) *int { return &c.LFUDecayTime }),
 		intParam("maxmemory-eviction-tenacity", true, 0, 100, func(c *Config) *int { return &c.MaxMemoryEvictionTenacity }),
+		memParam("gc-heap-floor", true, 0, func(c *Config) *int64 { return &c.GCHeapFloor }),
 		boolParam("tiered-storage", true, func(c *Config) *bool { return &c.TieredStorage }),
 		intParam("shards", false, 1, 1024, func(c *Config) *int { return &c.Shards }),
 		enumParam("io-backend", false, []string{"auto", "uring", "pool"}, func(c *Config) *string { return &c.IOBackend }),
