@@ -330,6 +330,10 @@ func (s *Server) Stop() {
 		s.unlock()
 	}
 	dropHeapFloor(s)
+	// The memory limit maxmemory set is the process's: a server started
+	// after this one in the same process (tests, embedders) starts from
+	// the limit the process had, not from this one's.
+	applyGoMemoryLimit(0, 0)
 }
 
 // shardOptions are shard id's options, from the configuration.
