@@ -17,6 +17,8 @@ set -euo pipefail
 OLD=${1:?usage: gcfloor_compare.sh OLD_BIN NEW_BIN}
 NEW=${2:?usage: gcfloor_compare.sh OLD_BIN NEW_BIN}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh" # median, lo, hi, ratios, per_request, cpu
 ROUNDS=${ROUNDS:-7}
 REQUESTS=${REQUESTS:-1000000}
 TXNS=${TXNS:-100000}
@@ -57,9 +59,6 @@ start() {
 	exit 1
 }
 
-# cpu SERVER: "user system" CPU ticks of the server so far.
-cpu() { awk '{print $14, $15}' "/proc/${PID[$1]}/stat"; }
-
 ROWS=("SET -P 16" "GET -P 16" "HSET -P 16" "LPUSH -P 16" "MSET txn over 2 shards")
 row_args() {
 	case ${1%% *} in
@@ -89,9 +88,7 @@ run() {
 			awk -F'","' '{gsub(/"/, "", $2); print $2}')
 	fi
 	c1=$(cpu "$s")
-	awk -v r="$rate" -v a="$c0" -v b="$c1" -v hz="$TICK" -v n="$n" 'BEGIN {
-		split(a, x, " "); split(b, y, " ")
-		printf "%s %.3f %.3f\n", r, (y[1] - x[1]) / hz * 1e6 / n, (y[2] - x[2]) / hz * 1e6 / n }'
+	per_request "$rate" "$c0" "$c1" "$n"
 }
 
 for s in old1 new1 old2 new2; do start "$s"; done
@@ -108,24 +105,17 @@ for round in $(seq "$ROUNDS"); do
 	echo "round $round of $ROUNDS done" >&2
 done
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-
 echo "| row | old rate | new rate | new/old median | range | old user/sys µs/req | new user/sys µs/req | user ranges old; new |"
 echo "|---|---:|---:|---:|---:|---:|---:|---|"
 for row in "${ROWS[@]}"; do
-	read -ra o <<<"${RATE[old,$row]}"
-	read -ra n <<<"${RATE[new,$row]}"
-	ratios=""
-	for i in "${!o[@]}"; do
-		ratios+=$(awk -v a="${o[$i]}" -v b="${n[$i]}" 'BEGIN {printf "%.4f ", b / a}')
-	done
-	span() { tr ' ' '\n' | grep -v '^$' | sort -g | sed -n '1p;$p' | paste -sd- -; }
+	r=$(ratios "${RATE[new,$row]}" "${RATE[old,$row]}")
+	span() { local l=$1; echo "$(echo "$l" | lo)-$(echo "$l" | hi)"; }
 	printf "| %s | %.0f | %.0f | %.2f | %s | %.2f / %.2f | %.2f / %.2f | %s; %s |\n" "$row" \
 		"$(echo "${RATE[old,$row]}" | median)" "$(echo "${RATE[new,$row]}" | median)" \
-		"$(echo "$ratios" | median)" "$(echo "$ratios" | span)" \
+		"$(echo "$r" | median)" "$(span "$r")" \
 		"$(echo "${USR[old,$row]}" | median)" "$(echo "${SYS[old,$row]}" | median)" \
 		"$(echo "${USR[new,$row]}" | median)" "$(echo "${SYS[new,$row]}" | median)" \
-		"$(echo "${USR[old,$row]}" | span)" "$(echo "${USR[new,$row]}" | span)"
+		"$(span "${USR[old,$row]}")" "$(span "${USR[new,$row]}")"
 done
 echo
 for s in old1 new1 old2 new2; do
