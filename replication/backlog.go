@@ -33,9 +33,11 @@ type Backlog struct {
 	// loaded its feed before the feeds were unset) is dropped, so that no
 	// part of a txn cut by the gap parks for good.
 	epoch uint64
-	// cursors are the attached replicas' places (cursor.go): the ring
-	// spills to them before it overwrites what they have not read.
-	cursors map[*Cursor]struct{}
+	// cursors are the attached replicas' places (cursor.go), each once:
+	// the ring spills to them before it overwrites what they have not
+	// read. A slice, not a map: every append walks it, and it holds one
+	// cursor per replica.
+	cursors []*Cursor
 }
 
 // MinSize is the smallest ring (Redis's CONFIG_REPL_BACKLOG_MIN_SIZE).
