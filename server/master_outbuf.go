@@ -67,7 +67,7 @@ func (r *replica) pump() {
 			err = r.out.put(buf)
 		}
 		if err != nil {
-			if errors.Is(err, replication.ErrClosed) && !r.quit.Load() {
+			if errors.Is(err, replication.ErrClosed) && r.pumpQuit.Load() && !r.quit.Load() {
 				return // handed over to the sender
 			}
 			r.end(err)
