@@ -33,9 +33,11 @@ type Backlog struct {
 	// loaded its feed before the feeds were unset) is dropped, so that no
 	// part of a txn cut by the gap parks for good.
 	epoch uint64
-	// cursors are the attached replicas' places (cursor.go): the ring
-	// spills to them before it overwrites what they have not read.
-	cursors map[*Cursor]struct{}
+	// cursors are the attached replicas' places (cursor.go), each once:
+	// the ring spills to them before it overwrites what they have not
+	// read. A slice, not a map: every append walks it, and it holds one
+	// cursor per replica.
+	cursors []*Cursor
 }
 
 // MinSize is the smallest ring (Redis's CONFIG_REPL_BACKLOG_MIN_SIZE).
@@ -81,15 +83,29 @@ func (b *Backlog) Epoch() uint64 {
 // dropped. An error is a unit the shards' invariants rule out (a part its
 // own END does not name, a part twice): it is dropped too.
 func (b *Backlog) Add(epoch uint64, u *Unit) error {
-	b.mu.Lock()
-	var err error
-	if epoch == b.epoch {
-		err = b.asm.add(u)
-	}
-	b.mu.Unlock()
-	b.more.Broadcast()
+	err := b.AddQuiet(epoch, u)
+	b.Notify()
 	return err
 }
+
+// AddQuiet is Add without waking the readers: the caller calls Notify
+// before it waits for anything (a shard, once per loop iteration), so
+// that a pipeline of writes costs the readers one wakeup, not one each.
+// The bytes are in the stream, and in Offset, when it returns.
+func (b *Backlog) AddQuiet(epoch uint64, u *Unit) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if epoch != b.epoch {
+		return nil
+	}
+	return b.asm.add(u)
+}
+
+// Notify wakes the readers waiting for bytes (after AddQuiet). A reader
+// checks for bytes and starts waiting under the mutex, and AddQuiet
+// appends under it, so no reader sleeps through bytes added before
+// Notify.
+func (b *Backlog) Notify() { b.more.Broadcast() }
 
 // TxnClosed says that txn txid's coordinator closed it: every part of it
 // a shard fed is in, and one that is not never comes (it is empty).

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/moond-db/moond/resp"
 )
@@ -322,4 +323,50 @@ func TestBacklogAt(t *testing.T) {
 	if b.Offset() != 1000+int64(len(want)) {
 		t.Fatalf("offset %d", b.Offset())
 	}
+}
+
+// TestBacklogAddQuietThenNotify: AddQuiet puts the unit in the stream and
+// the offset at once without waking a reader that waits for bytes; the
+// Notify that follows (the shard's wakeup once per loop iteration) does.
+func TestBacklogAddQuietThenNotify(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBacklog(MinSize)
+		ep := b.Epoch()
+		c, err := b.Attach(b.Offset())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var quit atomic.Bool
+		var got []byte
+		read := make(chan struct{})
+		go func() {
+			got, _ = b.ReadCursor(c, nil, 1<<20, &quit)
+			close(read)
+		}()
+		synctest.Wait() // the reader waits for bytes
+		del := [][]byte{[]byte("DEL"), []byte("k")}
+		if err := b.AddQuiet(ep, &Unit{DBs: []int{0}, Cmds: [][][]byte{del}}); err != nil {
+			t.Fatal(err)
+		}
+		want := resp.AppendCommand(resp.AppendCommand(nil, []byte("SELECT"), []byte("0")), del...)
+		if off := b.Offset(); off != int64(len(want)) {
+			t.Fatalf("offset after AddQuiet %d, want %d", off, len(want))
+		}
+		synctest.Wait()
+		select {
+		case <-read:
+			t.Fatal("AddQuiet woke the reader")
+		default:
+		}
+		b.Notify()
+		<-read // a reader Notify did not wake deadlocks the bubble: the test fails
+		if !bytes.Equal(got, want) {
+			t.Fatalf("the reader got %q, want %q", got, want)
+		}
+		b.Detach(c)
+		b.Detach(c) // twice: the replica's stop and detachReplica both detach
+		if len(b.cursors) != 0 {
+			t.Fatal("Detach left the cursor attached")
+		}
+	})
 }

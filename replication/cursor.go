@@ -1,6 +1,9 @@
 package replication
 
-import "sync/atomic"
+import (
+	"slices"
+	"sync/atomic"
+)
 
 // A Cursor is an attached replica's place in the stream. While it is
 // attached the backlog never loses a byte it has not read: before the ring
@@ -30,18 +33,17 @@ func (b *Backlog) Attach(pos int64) (*Cursor, error) {
 		return nil, ErrBehind
 	}
 	c := &Cursor{pos: pos}
-	if b.cursors == nil {
-		b.cursors = make(map[*Cursor]struct{})
-	}
-	b.cursors[c] = struct{}{}
+	b.cursors = append(b.cursors, c)
 	return c, nil
 }
 
-// Detach forgets c.
+// Detach forgets c; a cursor detached already is left alone.
 func (b *Backlog) Detach(c *Cursor) {
 	b.mu.Lock()
-	delete(b.cursors, c)
-	b.mu.Unlock()
+	defer b.mu.Unlock()
+	if i := slices.Index(b.cursors, c); i >= 0 {
+		b.cursors = slices.Delete(b.cursors, i, i+1)
+	}
 }
 
 // ReadCursor waits until c has bytes to take and appends up to max of them
@@ -77,7 +79,7 @@ func (b *Backlog) ReadCursor(c *Cursor, dst []byte, max int, quit *atomic.Bool) 
 // from its position up to low, which the ring is about to overwrite (or
 // drop); it runs under the mutex before the ring changes.
 func (b *Backlog) spillLocked(low int64) {
-	for c := range b.cursors {
+	for _, c := range b.cursors {
 		if c.pos >= low || c.behind {
 			continue
 		}
@@ -92,7 +94,7 @@ func (b *Backlog) spillLocked(low int64) {
 
 // cutCursorsLocked marks every cursor behind: the stream has a gap (Reset).
 func (b *Backlog) cutCursorsLocked() {
-	for c := range b.cursors {
+	for _, c := range b.cursors {
 		c.behind, c.spill = true, nil
 	}
 }

@@ -214,6 +214,8 @@ type replica struct {
 	ackTime  atomic.Int64        // unix seconds of the last ACK
 	out      outBuf              // what the pump read and the sender did not send yet
 	quit     atomic.Bool
+	pumpQuit atomic.Bool   // the pump stops: r stops, or its sender took the cursor over
+	pumped   chan struct{} // closed when the pump returned
 	stopOnce sync.Once
 	gone     chan struct{} // closed by stop
 	firstAck chan struct{} // closed at the first REPLCONF ACK
@@ -224,9 +226,9 @@ type replica struct {
 func (r *replica) stop() {
 	r.stopOnce.Do(func() {
 		r.quit.Store(true)
+		r.pumpQuit.Store(true)
 		close(r.gone)
 		_ = r.conn.Close()
-		r.out.close()
 		if r.backlog != nil {
 			r.backlog.Wake()
 		}

@@ -62,9 +62,13 @@ func (f *shardFeed) Part(txid uint64, shards []int, dbs []int, recs [][][]byte) 
 	f.give(u)
 }
 
-// give hands u to the backlog, logging a unit it refuses.
+// give hands u to the backlog, logging a unit it refuses. The replicas'
+// goroutines are woken once the loop iteration ends (wakeReplicas), not
+// per record: under a pipeline each wakeup costs the shard's CPU a
+// scheduler round trip, and they read the whole iteration's bytes at once.
 func (f *shardFeed) give(u *replication.Unit) {
-	if err := f.b.Add(f.epoch, u); err != nil {
+	f.w.replWake = f.b
+	if err := f.b.AddQuiet(f.epoch, u); err != nil {
 		f.w.srv.log.Error("replication: a record not sent to the replicas", "shard", f.w.id, "err", err)
 	}
 	clear(u.Cmds) // no value stays reachable from the scratch
@@ -89,6 +93,16 @@ func (f *shardFeed) add(u *replication.Unit, db int, args [][]byte) {
 // SWAPDB from shard 0 only.
 func (f *shardFeed) keep(args [][]byte) bool {
 	return f.w.id == 0 || len(args) != 3 || !strings.EqualFold(string(args[0]), "swapdb")
+}
+
+// wakeReplicas wakes the readers of the backlog this shard's feed added
+// to in this loop iteration (a BeforeWait hook: it runs before the loop
+// sleeps, so bytes never wait in the backlog for the next iteration).
+func (w *worker) wakeReplicas() {
+	if b := w.replWake; b != nil {
+		w.replWake = nil
+		b.Notify()
+	}
 }
 
 // txnClosed tells the stream's assembler, while replicas are fed, that

@@ -4,15 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/moond-db/moond/replication"
 )
 
 // A replica's output buffer: its pump goroutine copies the backlog from
 // the replica's position into it from the moment the replica attaches,
-// and its sender writes it out once the snapshot is sent. So a replica
-// does not fall out of the 1 MB backlog while its snapshot travels, or
-// while it is slow: its buffer grows instead, up to Redis's
-// client-output-buffer-limit replica hard limit (256 MB), past which it
-// is disconnected, as Redis does.
+// while the sender writes the snapshot; so a replica does not fall out of
+// the 1 MB backlog while its snapshot travels: its buffer grows instead,
+// up to Redis's client-output-buffer-limit replica hard limit (256 MB),
+// past which it is disconnected, as Redis does. Once the snapshot is sent
+// the sender stops the pump, writes what the buffer holds, then reads the
+// backlog's cursor itself (drain): one goroutine between the shards and
+// the socket, not two, and the cursor's spill (bounded as the buffer is)
+// keeps what a slow replica has not taken.
 
 // replicaOutputLimit is Redis's client-output-buffer-limit replica hard
 // limit.
@@ -24,14 +29,9 @@ var errOutputLimit = errors.New("the replica's output buffer reached its limit (
 // outBuf is a replica's output buffer.
 type outBuf struct {
 	mu     sync.Mutex
-	more   *sync.Cond
 	chunks [][]byte
 	size   int64
-	done   bool // the replica is stopping
 }
-
-// init makes the buffer ready.
-func (b *outBuf) init() { b.more = sync.NewCond(&b.mu) }
 
 // put appends a chunk, or fails when the buffer would pass its limit.
 func (b *outBuf) put(p []byte) error {
@@ -42,62 +42,62 @@ func (b *outBuf) put(p []byte) error {
 	}
 	b.chunks = append(b.chunks, p)
 	b.size += int64(len(p))
-	b.more.Broadcast()
 	return nil
 }
 
-// take waits for chunks and returns them all; nil once the replica stops.
-func (b *outBuf) take() [][]byte {
+// rest returns the chunks the buffer holds and empties it.
+func (b *outBuf) rest() [][]byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for len(b.chunks) == 0 && !b.done {
-		b.more.Wait()
-	}
-	if b.done {
-		return nil
-	}
 	c := b.chunks
 	b.chunks, b.size = nil, 0
 	return c
 }
 
-// close wakes take for good.
-func (b *outBuf) close() {
-	b.mu.Lock()
-	b.done = true
-	b.more.Broadcast()
-	b.mu.Unlock()
-}
-
 // pump copies the backlog from r's cursor (attached where r's stream
-// starts) into r's buffer until r stops: the cursor keeps every byte for
-// it, however long the pump is kept from running (replication.Cursor).
+// starts) into r's buffer until the sender takes the cursor over (drain)
+// or r stops: the cursor keeps every byte for it, however long the pump
+// is kept from running (replication.Cursor). The cursor is r's until
+// detachReplica: the pump leaves it attached for the sender.
 func (r *replica) pump() {
-	c := r.cursor
-	defer r.backlog.Detach(c)
+	defer close(r.pumped)
 	for {
-		buf, err := r.backlog.ReadCursor(c, nil, streamChunk, &r.quit)
+		buf, err := r.backlog.ReadCursor(r.cursor, nil, streamChunk, &r.pumpQuit)
 		if err == nil {
 			err = r.out.put(buf)
 		}
 		if err != nil {
+			if errors.Is(err, replication.ErrClosed) && r.pumpQuit.Load() && !r.quit.Load() {
+				return // handed over to the sender
+			}
 			r.end(err)
 			return
 		}
 	}
 }
 
-// drain writes r's buffer out until r stops.
+// drain sends r the stream from where its snapshot ends until r stops:
+// it stops the pump, writes what the pump buffered, then reads r's cursor
+// and writes each read at once, as much as the backlog holds past it (up
+// to streamChunk) per write. The stream's order is the cursor's: the
+// pump's reads all come before the sender's first.
 func (r *replica) drain() error {
-	for {
-		chunks := r.out.take()
-		if chunks == nil {
-			return errors.New("stopped")
+	r.pumpQuit.Store(true)
+	r.backlog.Wake()
+	<-r.pumped
+	for _, c := range r.out.rest() {
+		if err := r.write(c); err != nil {
+			return fmt.Errorf("send the stream: %w", err)
 		}
-		for _, c := range chunks {
-			if err := r.write(c); err != nil {
-				return fmt.Errorf("send the stream: %w", err)
-			}
+	}
+	var buf []byte
+	for {
+		var err error
+		if buf, err = r.backlog.ReadCursor(r.cursor, buf[:0], streamChunk, &r.quit); err != nil {
+			return err
+		}
+		if err := r.write(buf); err != nil {
+			return fmt.Errorf("send the stream: %w", err)
 		}
 	}
 }

@@ -117,8 +117,7 @@ func (c *conn) takeForReplica(oldSync bool) (*replica, error) {
 		return nil, fmt.Errorf("take the replica's socket: %w", err)
 	}
 	r := &replica{srv: c.w.srv, conn: nc, addr: c.addr, port: c.replPort, oldSync: oldSync, eof: c.replEOF && !oldSync}
-	r.gone, r.firstAck = make(chan struct{}), make(chan struct{})
-	r.out.init()
+	r.gone, r.firstAck, r.pumped = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	r.ip, _, _ = net.SplitHostPort(c.addr)
 	if c.replIP != "" {
 		r.ip = c.replIP

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/moond-db/moond/keyspace"
+	"github.com/moond-db/moond/replication"
 	"github.com/moond-db/moond/resp"
 	"github.com/moond-db/moond/runtime"
 	"github.com/moond-db/moond/shard"
@@ -27,6 +28,10 @@ type worker struct {
 	listenAddrs []net.Addr
 	conns       map[int64]*conn
 	prefetched  int64 // keys read ahead of pipelines (prefetchWindow)
+	// replWake is the backlog the shard's feed added to in this loop
+	// iteration, whose readers wakeReplicas wakes before the loop waits;
+	// nil when it added nothing.
+	replWake *replication.Backlog
 
 	// Built during one loop iteration, posted before the loop waits.
 	outgoing   []*batch
@@ -182,6 +187,7 @@ func (w *worker) listen(addrs []string) error {
 	w.loop.BeforeWait(w.postBatches)
 	w.loop.BeforeWait(w.track.flush)
 	w.loop.BeforeWait(w.flushPushed) // after track.flush: its pushes go too
+	w.loop.BeforeWait(w.wakeReplicas)
 	w.hz = w.srv.hz()
 	w.ticker = w.loop.Every(time.Second/time.Duration(w.hz), w.tick)
 	return nil
