@@ -29,6 +29,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 # shellcheck source=bench/lib.sh
+BENCH_TAG=bench-checkpoint # log and die (lib.sh) prefix their lines with it
 . bench/lib.sh
 KEYSPACE=${KEYSPACE:-1000000}
 TAIL=${TAIL:-10000}
@@ -45,11 +46,6 @@ MOOND_BIN=${MOOND_BIN:-$ROOT/bin/moond}
 MARK_START='<!-- bench-checkpoint:start -->'
 MARK_END='<!-- bench-checkpoint:end -->'
 
-log() { printf '[bench-checkpoint %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-die() {
-	log "error: $*"
-	exit 1
-}
 now_us() { echo "${EPOCHREALTIME//[.,]/}"; }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/moond-ckpt-bench.XXXXXX")

@@ -39,6 +39,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 # shellcheck source=bench/lib.sh
+BENCH_TAG=bench-cold # log and die (lib.sh) prefix their lines with it
 . bench/lib.sh
 ROUNDS=${ROUNDS:-7}
 MAXMEMORY_MB=${MAXMEMORY_MB:-64}
@@ -55,11 +56,6 @@ COLDLOAD=${COLDLOAD:-$ROOT/bin/coldload}
 MARK_START='<!-- bench-cold:start -->'
 MARK_END='<!-- bench-cold:end -->'
 
-log() { printf '[bench-cold %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-die() {
-	log "error: $*"
-	exit 1
-}
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
 	go build -o "$MOOND_BIN" ./cmd/moond

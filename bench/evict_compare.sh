@@ -23,6 +23,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 # shellcheck source=bench/lib.sh
+BENCH_TAG=bench-evict # log and die (lib.sh) prefix their lines with it
 . bench/lib.sh
 ROUNDS=${ROUNDS:-7}
 SETS=${SETS:-1000000}
@@ -36,11 +37,6 @@ MOOND_BIN=${MOOND_BIN:-$ROOT/bin/moond}
 MARK_START='<!-- bench-evict:start -->'
 MARK_END='<!-- bench-evict:end -->'
 
-log() { printf '[bench-evict %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-die() {
-	log "error: $*"
-	exit 1
-}
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
 	go build -o "$MOOND_BIN" ./cmd/moond

@@ -1,5 +1,13 @@
 # lib.sh: what the bench scripts share. Source it; it defines functions only.
 
+# log MESSAGE: a timestamped line on standard error, prefixed with the
+# script's BENCH_TAG; die MESSAGE: log it as an error and exit.
+log() { printf '[%s %(%H:%M:%S)T] %s\n' "${BENCH_TAG:-bench}" -1 "$*" >&2; }
+die() {
+	log "error: $*"
+	exit 1
+}
+
 # write_section FILE START END SECTION HEADING: put the contents of the file
 # SECTION between the marker lines START and END of the Markdown file FILE,
 # replacing what was there, or append them under "## HEADING" when FILE has

@@ -28,6 +28,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 # shellcheck source=bench/lib.sh
+BENCH_TAG=bench-repl # log and die (lib.sh) prefix their lines with it
 . bench/lib.sh
 ROUNDS=${ROUNDS:-7}
 KEYS=${KEYS:-200000}
@@ -42,11 +43,6 @@ COLDLOAD=${COLDLOAD:-$ROOT/bin/coldload}
 MARK_START='<!-- bench-repl:start -->'
 MARK_END='<!-- bench-repl:end -->'
 
-log() { printf '[bench-repl %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-die() {
-	log "error: $*"
-	exit 1
-}
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
 	go build -o "$MOOND_BIN" ./cmd/moond

@@ -21,6 +21,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 # shellcheck source=bench/lib.sh
+BENCH_TAG=bench-tracking # log and die (lib.sh) prefix their lines with it
 . bench/lib.sh
 ROUNDS=${ROUNDS:-7}
 GETS=${GETS:-1000000}
@@ -35,11 +36,6 @@ PSLOAD=${PSLOAD:-$ROOT/bin/psload}
 MARK_START='<!-- bench-tracking:start -->'
 MARK_END='<!-- bench-tracking:end -->'
 
-log() { printf '[bench-tracking %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-die() {
-	log "error: $*"
-	exit 1
-}
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
 	go build -o "$MOOND_BIN" ./cmd/moond

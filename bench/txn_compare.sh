@@ -20,6 +20,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 # shellcheck source=bench/lib.sh
+BENCH_TAG=bench-txn # log and die (lib.sh) prefix their lines with it
 . bench/lib.sh
 ROUNDS=${ROUNDS:-7}
 TXNS=${TXNS:-100000}
@@ -33,11 +34,6 @@ TXLOAD=${TXLOAD:-$ROOT/bin/txload}
 MARK_START='<!-- bench-txn:start -->'
 MARK_END='<!-- bench-txn:end -->'
 
-log() { printf '[bench-txn %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-die() {
-	log "error: $*"
-	exit 1
-}
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
 	go build -o "$MOOND_BIN" ./cmd/moond

@@ -45,6 +45,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 # shellcheck source=bench/lib.sh
+BENCH_TAG=bench-types # log and die (lib.sh) prefix their lines with it
 . bench/lib.sh
 ROUNDS=${ROUNDS:-7}
 REQUESTS=${REQUESTS:-200000}
@@ -63,11 +64,6 @@ TICK=$(getconf CLK_TCK)
 MARK_START='<!-- bench-types:start -->'
 MARK_END='<!-- bench-types:end -->'
 
-log() { printf '[bench-types %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-die() {
-	log "error: $*"
-	exit 1
-}
 
 [ "${SKIP_BUILD:-0}" = 1 ] || go build -o "$MOOND_BIN" ./cmd/moond
 command -v redis-server >/dev/null || die "redis-server is missing (make apt-deps)"
