@@ -22,7 +22,8 @@
 # COLD_PAGES (50000: more than the page cache's 32768 pages of 128 MiB, so
 # that the checkpoint must write dirty pages while it still frees, a
 # spill, to make room for the cold pages it reads),
-# CLIENTS (50), DATA_SIZE (64), RUNS (3), SERVER_CPU (0), CLIENT_CPU (1),
+# CLIENTS (50), DATA_SIZE (64), RUNS (7: the restart rows are paired
+# rounds, moond and redis-server back to back in each), SERVER_CPU (0), CLIENT_CPU (1),
 # IO_BACKEND (auto), BENCH_MD, KEEP_WORK=1, SKIP_BUILD=1.
 set -euo pipefail
 
@@ -37,7 +38,7 @@ REQUESTS=${REQUESTS:-500000}
 CLIENTS=${CLIENTS:-50}
 DATA_SIZE=${DATA_SIZE:-64}
 COLD_PAGES=${COLD_PAGES:-50000}
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-7}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 IO_BACKEND=${IO_BACKEND:-auto}
@@ -97,6 +98,19 @@ timed_restart() { # DIR ARGS...: ELAPSED = seconds from launch to PONG
 	start "$@"
 	ELAPSED=$(awk -v us=$(($(now_us) - t)) 'BEGIN { printf "%.2f", us / 1e6 }')
 }
+# boot_cpu: "user sys", the seconds of CPU the server process (PID) spent
+# so far, read once it is ready: its boot's CPU (/proc/PID/stat).
+boot_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f %.2f\n", $14 / hz, $15 / hz }' "/proc/$PID/stat"; }
+# cpu_cells LIST...: "user / sys", the medians of "user sys" pairs.
+cpu_cells() {
+	local -a u=() s=()
+	local x
+	for x in "$@"; do
+		u+=("${x% *}")
+		s+=("${x#* }")
+	done
+	echo "$(median "${u[@]}") / $(median "${s[@]}")"
+}
 replayed() { # LOGFILE: data records the last boot replayed
 	grep 'WAL replayed' "$1" | tail -n 1 | sed -n 's/.* records=\([0-9]*\).*/\1/p'
 }
@@ -112,10 +126,11 @@ mkdir -p "$D"
 start "$D" "${quiet[@]}"
 preload "$KEYSPACE"
 kill9
-full=()
+full=() full_cpu=()
 for ((i = 0; i < RUNS; i++)); do
 	timed_restart "$D" "${quiet[@]}"
 	full+=("$ELAPSED")
+	full_cpu+=("$(boot_cpu)")
 	full_records=$(replayed "$D.log")
 	kill9
 done
@@ -123,10 +138,11 @@ start "$D" "${quiet[@]}"
 cli SAVE >/dev/null
 taskset -c "$CLIENT_CPU" redis-benchmark -p "$PORT" -t set -n "$TAIL" -r "$KEYSPACE" -d "$DATA_SIZE" -q >/dev/null
 kill9
-tail_t=()
+tail_t=() tail_cpu=()
 for ((i = 0; i < RUNS; i++)); do
 	timed_restart "$D" "${quiet[@]}"
 	tail_t+=("$ELAPSED")
+	tail_cpu+=("$(boot_cpu)")
 	tail_records=$(replayed "$D.log")
 	keys=$(cli DBSIZE)
 	kill9
@@ -158,20 +174,36 @@ preload "$KEYSPACE"
 cli SAVE >/dev/null
 cli SHUTDOWN NOSAVE >/dev/null 2>&1 || true
 wait "$PID" 2>/dev/null || true
-moond_load=() redis_load=() load_ratio=()
-for ((i = 0; i < RUNS; i++)); do
+moond_load=() redis_load=() load_ratio=() moond_cpu=() redis_cpu=()
+load_moond() { # one timed start of moond on its heap, then SHUTDOWN
 	timed_restart "$D" "${quiet[@]}"
 	moond_load+=("$ELAPSED")
+	moond_cpu+=("$(boot_cpu)")
 	moond_keys=$(cli DBSIZE)
 	cli SHUTDOWN >/dev/null 2>&1 || true
 	wait "$PID" 2>/dev/null || true
+	PID=""
+}
+load_redis() { # one timed start of redis-server on its RDB, then SHUTDOWN NOSAVE
+	local t
 	t=$(now_us)
 	redis_start
 	redis_load+=("$(awk -v us=$(($(now_us) - t)) 'BEGIN { printf "%.2f", us / 1e6 }')")
+	redis_cpu+=("$(boot_cpu)")
 	redis_keys=$(cli DBSIZE)
 	cli SHUTDOWN NOSAVE >/dev/null 2>&1 || true
 	wait "$PID" 2>/dev/null || true
 	PID=""
+}
+# Paired rounds, the order alternating: a drifting host moves both.
+for ((i = 0; i < RUNS; i++)); do
+	if ((i % 2)); then
+		load_redis
+		load_moond
+	else
+		load_moond
+		load_redis
+	fi
 	load_ratio+=("$(awk -v a="${moond_load[$i]}" -v b="${redis_load[$i]}" 'BEGIN { printf "%.2f", a / b }')")
 done
 
@@ -238,15 +270,16 @@ done
 		"($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), Linux $(uname -r), backend $IO_BACKEND;" \
 		"moond on CPU $SERVER_CPU, redis-benchmark on CPU $CLIENT_CPU; medians of $RUNS runs."
 	echo
-	echo "| restart with $KEYSPACE keys of $DATA_SIZE bytes, after kill -9 | seconds | WAL records replayed |"
-	echo "|---|---:|---:|"
-	echo "| whole WAL (no checkpoint ever ran) | $(median "${full[@]}") | $full_records |"
-	echo "| heap + WAL tail (SAVE, then $TAIL SETs) | $(median "${tail_t[@]}") | $tail_records |"
+	echo "| restart with $KEYSPACE keys of $DATA_SIZE bytes, after kill -9 | seconds | boot CPU user / sys s | WAL records replayed |"
+	echo "|---|---:|---:|---:|"
+	echo "| whole WAL (no checkpoint ever ran) | $(median "${full[@]}") | $(cpu_cells "${full_cpu[@]}") | $full_records |"
+	echo "| heap + WAL tail (SAVE, then $TAIL SETs) | $(median "${tail_t[@]}") | $(cpu_cells "${tail_cpu[@]}") | $tail_records |"
 	echo
-	echo "| load $KEYSPACE keys of $DATA_SIZE bytes after SAVE and SHUTDOWN, same CPU, in turns | moond s | redis-server s | moond/redis per round (median, range) | keys (moond, redis) |"
-	echo "|---|---:|---:|---:|---:|"
+	echo "| load $KEYSPACE keys of $DATA_SIZE bytes after SAVE and SHUTDOWN, same CPU, $RUNS paired rounds | moond s | redis-server s | moond/redis per round (median, range) | moond boot CPU user / sys s | redis-server boot CPU user / sys s | keys (moond, redis) |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
 	echo "| heap (moond), RDB (redis-server) | $(median "${moond_load[@]}") | $(median "${redis_load[@]}") |" \
-		"$(median "${load_ratio[@]}") ($(printf '%s\n' "${load_ratio[@]}" | sort -n | head -1)–$(printf '%s\n' "${load_ratio[@]}" | sort -n | tail -1)) | $moond_keys, $redis_keys |"
+		"$(median "${load_ratio[@]}") ($(printf '%s\n' "${load_ratio[@]}" | sort -n | head -1)–$(printf '%s\n' "${load_ratio[@]}" | sort -n | tail -1)) |" \
+		"$(cpu_cells "${moond_cpu[@]}") | $(cpu_cells "${redis_cpu[@]}") | $moond_keys, $redis_keys |"
 	echo
 	echo "| -P 1, -c $CLIENTS, -r $KEYSPACE | rps | p50 ms | p99 ms | checkpoints finished during the run |"
 	echo "|---|---:|---:|---:|---:|"

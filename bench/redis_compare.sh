@@ -8,7 +8,9 @@
 # See bench/README.md for what each row means.
 #
 # Knobs (environment):
-#   RUNS                 runs per server per row, alternated (default 3)
+#   RUNS                 paired rounds per row (default 7): every server runs
+#                        once a round, the order rotating; the ratio is taken
+#                        per round and reported as median and range
 #   REQUESTS             requests per run, -P 1 rows (default 500000)
 #   REQUESTS_PIPELINED   requests per run, -P 16 rows (default 4 x REQUESTS)
 #   REQUESTS_DURABLE     requests per run, appendonly -P 1 rows (default REQUESTS)
@@ -32,7 +34,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-7}
 REQUESTS=${REQUESTS:-500000}
 REQUESTS_PIPELINED=${REQUESTS_PIPELINED:-$((REQUESTS * 4))}
 REQUESTS_DURABLE=${REQUESTS_DURABLE:-$REQUESTS}
@@ -66,11 +68,9 @@ WORK=""
 STARTED_AT=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 T0=${EPOCHREALTIME//[.,]/}
 
-log() { printf '[bench %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-die() {
-	log "error: $*"
-	exit 1
-}
+# shellcheck source=bench/lib.sh
+BENCH_TAG=bench-redis # log and die (lib.sh) prefix their lines with it
+. bench/lib.sh
 
 # now_us: microseconds since the epoch, without forking.
 now_us() { echo "${EPOCHREALTIME//[.,]/}"; }
@@ -338,19 +338,22 @@ rb() {
 
 rb_cmdline() { echo "taskset -c $CLIENT_CPU redis-benchmark -h 127.0.0.1 -p \$PORT --csv $*"; }
 
-# cpu_ticks SERVER: the server process's user + system CPU time so far, in
+# cpu_ticks SERVER: the server process's "user system" CPU time so far, in
 # clock ticks (/proc/PID/stat fields 14 and 15).
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/${PID[$1]}/stat" 2>/dev/null || echo 0; }
+cpu_ticks() { awk '{ print $14, $15 }' "/proc/${PID[$1]}/stat" 2>/dev/null || echo 0 0; }
 
-# record_cpu ROW SERVER TICKS0 US0 REQUESTS: the server's CPU time per
-# request since TICKS0 (in µs) and how busy its CPU was since US0 (percent).
-# When the server's CPU is below 100% busy, the load generator was the limit.
+# record_cpu ROW SERVER TICKS0 US0 REQUESTS: the server's user and system
+# CPU time per request since TICKS0 (in µs), and how busy its CPU was
+# since US0 (percent), as "user sys busy". When the server's CPU is below
+# 100% busy, the load generator was the limit.
 record_cpu() {
 	local t1 us1
 	t1=$(cpu_ticks "$2")
 	us1=$(now_us)
-	awk -v d=$((t1 - $3)) -v hz="$CLK_TCK" -v n="$5" -v wall=$((us1 - $4)) \
-		'BEGIN { if (n > 0 && wall > 0) printf "%.3f %.1f\n", d * 1e6 / hz / n, 100 * d * 1e6 / hz / wall }' >>"$RES/$1.$2.cpu"
+	awk -v a="$3" -v b="$t1" -v hz="$CLK_TCK" -v n="$5" -v wall=$((us1 - $4)) 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		u = (y[1] - x[1]) * 1e6 / hz; s = (y[2] - x[2]) * 1e6 / hz
+		if (n > 0 && wall > 0) printf "%.3f %.3f %.1f\n", u / n, s / n, 100 * (u + s) / wall }' >>"$RES/$1.$2.cpu"
 }
 
 # req_count ARGS...: the -n of redis-benchmark arguments.
@@ -377,6 +380,7 @@ measure() {
 	if rb "$out" "$s" "$@" && line=$(parse_csv "$out") && valid "$line"; then
 		record_cpu "$row" "$s" "$t0" "$us0" "$(req_count "$@")"
 		record "$row" "$s" "$line"
+		ROUND[$s]=${line%% *}
 	else
 		fail "$row" "$s" "$run" "$(cat "$out.err" "$out" 2>/dev/null | head -c 400)"
 	fi
@@ -407,6 +411,7 @@ measure_mix() {
 		set_lat=${lset#* }
 		record_cpu "$row" "$s" "$ticks0" "$t0" $((nset + nget))
 		record "$row" "$s" "$rps $get_lat $set_lat"
+		ROUND[$s]=$rps
 	else
 		fail "$row" "$s" "$run" "$(cat "$WORK"/mixset.csv.err "$WORK"/mixget.csv.err "$WORK"/mixset.csv "$WORK"/mixget.csv 2>/dev/null | head -c 400)"
 	fi
@@ -423,8 +428,18 @@ pool_row() {
 	esac
 }
 
-# run_row ID LABEL NOTE ARGS...: RUNS runs per server, rotating which server
-# goes first: moond,redis / redis,moond / ..., and with moond-pool
+# ROUND holds each server's rps of the round being run, by server.
+declare -A ROUND=()
+
+# record_ratio ROW SERVER: SERVER's rps over redis's in this round, when
+# both runs of the round succeeded; a failed run leaves its round out.
+record_ratio() {
+	[ -n "${ROUND[$2]:-}" ] && [ -n "${ROUND[redis]:-}" ] || return 0
+	awk -v a="${ROUND[$2]}" -v b="${ROUND[redis]}" 'BEGIN { if (b > 0) printf "%.4f\n", a / b }' >>"$RES/$1.$2.ratio"
+}
+
+# run_row ID LABEL NOTE ARGS...: RUNS paired rounds, each server once a
+# round, rotating which server goes first: moond,redis / redis,moond / ..., and with moond-pool
 # moond,redis,moond-pool / redis,moond-pool,moond / moond-pool,moond,redis /
 # ... (moond and redis keep the same order between them either way). ARGS
 # "mix" runs the mix; anything else is passed to redis-benchmark.
@@ -450,6 +465,7 @@ run_row() {
 		for ((j = 0; j < ${#servers[@]}; j++)); do
 			order+=("${servers[(i - 1 + j) % ${#servers[@]}]}")
 		done
+		ROUND=()
 		for s in "${order[@]}"; do
 			if [ "$1" = mix ]; then
 				measure_mix "$id" "$s" "$i"
@@ -457,6 +473,8 @@ run_row() {
 				measure "$id" "$s" "$i" "$@"
 			fi
 		done
+		record_ratio "$id" moond
+		[ -z "${ROW_POOL[$id]:-}" ] || record_ratio "$id" "$POOL"
 	done
 	for s in "${servers[@]}"; do
 		[ -f "$RES/$id.$s" ] && log "  $s: $(tr '\n' ';' <"$RES/$id.$s")"
@@ -496,6 +514,12 @@ measure_memory() { # SERVER: before/after a KEYSPACE-key load
 	MEM[$s.keys]=$keys
 	MEM[$s.used]=$after
 	MEM[$s.perkey]=$(((after - before) / (keys > 0 ? keys : 1)))
+	# MEMORY PURGE: moond collects its Go heap and returns the free part
+	# (debug.FreeOSMemory); redis-server purges jemalloc's dirty pages,
+	# which leaves used_memory as it was.
+	cli "$s" MEMORY PURGE >/dev/null
+	MEM[$s.used_gc]=$(info_field "$s" memory used_memory)
+	MEM[$s.perkey_gc]=$(((MEM[$s.used_gc] - before) / (keys > 0 ? keys : 1)))
 	MEM[$s.rss]=$(($(ps -o rss= -p "${PID[$s]}" | tr -d ' ') * 1024))
 	MEM[$s.info_rss]=$(info_field "$s" memory used_memory_rss)
 	log "$s memory: used_memory ${MEM[$s.used]} (${MEM[$s.perkey]} B/key), RSS ${MEM[$s.rss]}"
@@ -570,12 +594,16 @@ phase_restart() {
 	done
 	for ((i = 1; i <= RUNS; i++)); do
 		if ((i % 2)); then order=(moond redis); else order=(redis moond); fi
+		ROUND=()
 		for s in "${order[@]}"; do
 			stop_server "$s"
 			t=$(now_us)
 			launch "$s"
 			if wait_ready "$s" "$RESTART_TIMEOUT"; then
-				record restart "$s" "$(awk -v us=$(($(now_us) - t)) 'BEGIN { printf "%.3f", us / 1e6 }')"
+				ROUND[$s]=$(awk -v us=$(($(now_us) - t)) 'BEGIN { printf "%.3f", us / 1e6 }')
+				record restart "$s" "${ROUND[$s]}"
+				# The boot's CPU: all the new process spent until it was ready.
+				cpu_ticks "$s" | awk -v hz="$CLK_TCK" '{ printf "%.3f %.3f\n", $1 / hz, $2 / hz }' >>"$RES/restart.$s.cpu"
 				RESTART[$s.after]=$(cli "$s" DBSIZE)
 				log "$s restart $i: $(tail -n1 "$RES/restart.$s") s, ${RESTART[$s.after]} keys"
 			else
@@ -585,14 +613,15 @@ phase_restart() {
 				start_server "$s" "${AOF[$s]}" "${FSYNC[$s]}" "${DIR[$s]}"
 			fi
 		done
+		record_ratio restart moond
 	done
 	stop_pair
 }
 
 # ---------------------------------------------------------------- report
 
-# median FILE FIELD: the median of column FIELD (1-based) over the lines.
-median() {
+# col_median FILE FIELD: the median of column FIELD (1-based) over the lines.
+col_median() {
 	[ -s "$1" ] || {
 		echo nan
 		return
@@ -630,14 +659,34 @@ fmt_int() { # thousands separators
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'; }
 
+# round_ratio FILE: "median (lowest–highest)" of the per-round ratios in
+# FILE, or n/a when no round had both runs.
+round_ratio() {
+	[ -s "$1" ] || {
+		echo "n/a"
+		return
+	}
+	printf '%.2f (%.2f–%.2f)' "$(median <"$1")" "$(lo <"$1")" "$(hi <"$1")"
+}
+
+# cpu_cell FILE: "user / sys", the medians of a .cpu file's first two
+# columns (µs per request; seconds for the restart rows).
+cpu_cell() {
+	[ -s "$1" ] || {
+		echo "n/a"
+		return
+	}
+	echo "$(col_median "$1" 1) / $(col_median "$1" 2)"
+}
+
 secs() { awk -v x="$1" 'BEGIN { if (x == "nan" || x == "") print "n/a"; else printf "%.3f s", x }'; }
 
 mb() { awk -v x="$1" 'BEGIN { if (x == "") print "n/a"; else printf "%.1f MB", x / 1048576 }'; }
 
 lat() { # FILE: "p50 / p99"
 	local a b
-	a=$(median "$1" 2)
-	b=$(median "$1" 3)
+	a=$(col_median "$1" 2)
+	b=$(col_median "$1" 3)
 	if [ "$a" = nan ]; then echo "n/a"; else echo "$a / $b"; fi
 }
 
@@ -687,31 +736,32 @@ report_section() {
 		"Wall time: $((($(now_us) - T0) / 1000000)) s."
 	echo
 	echo "$pinned pinned to CPU $SERVER_CPU (\`taskset -c $SERVER_CPU\`), the load generator to CPU $CLIENT_CPU;" \
-		"moond with \`--shards 1\`. Each row: $RUNS runs per server, $rotation which server goes first$order_text," \
-		"medians reported. $CLIENTS connections, $DATA_SIZE-byte values, random keys over $KEYSPACE (-r)." \
+		"moond with \`--shards 1\`. Each row: $RUNS paired rounds, each server once a round, $rotation which server goes first$order_text;" \
+		"the ratio is taken per round (both servers back to back, so a drifting host moves both) and reported as median and range; rps, CPU and latencies are medians of the rounds. $CLIENTS connections, $DATA_SIZE-byte values, random keys over $KEYSPACE (-r)." \
 		"Latencies are redis-benchmark's p50 / p99 in ms."
 	if ((pool_cols)); then
 		echo "The moond-pool columns are moond on its portable \`pool\` I/O backend (\`--io-backend pool\`), the moond columns" \
 			"moond on \`--io-backend $IO_BACKEND\` ($MOOND_BACKEND_USED in this run); see the notes below the tables."
 	fi
 	echo
+	local cols="| row | moond rps | redis rps | moond/redis per round: median (range) | moond user / sys µs per request | redis user / sys µs per request | moond p50 / p99 ms | redis p50 / p99 ms |"
+	local rule="|---|---:|---:|---:|---:|---:|---:|---:|"
 	if ((pool_cols)); then
-		echo "| row | moond rps | redis rps | moond/redis | moond p50 / p99 ms | redis p50 / p99 ms | moond-pool rps | moond-pool/redis | moond-pool p50 / p99 ms | notes |"
-		echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
-	else
-		echo "| row | moond rps | redis rps | moond/redis | moond p50 / p99 ms | redis p50 / p99 ms | notes |"
-		echo "|---|---:|---:|---:|---:|---:|---|"
+		cols+=" moond-pool rps | moond-pool/redis per round | moond-pool user / sys µs |"
+		rule+="---:|---:|---:|"
 	fi
+	echo "$cols notes |"
+	echo "$rule---|"
 	for id in "${ROWS[@]}"; do
 		local servers=(moond redis) pool_cells=""
 		[ -z "${ROW_POOL[$id]:-}" ] || servers+=("$POOL")
-		m=$(median "$RES/$id.moond" 1)
-		r=$(median "$RES/$id.redis" 1)
+		m=$(col_median "$RES/$id.moond" 1)
+		r=$(col_median "$RES/$id.redis" 1)
 		note=()
 		[ "${ROW_NOTE[$id]}" = mix ] || [ -z "${ROW_NOTE[$id]}" ] || note+=("${ROW_NOTE[$id]}")
 		if [ "${ROW_NOTE[$id]}" = mix ]; then
-			e="p50/p99 of the GET stream; SET stream: moond $(median "$RES/$id.moond" 4) / $(median "$RES/$id.moond" 5), redis $(median "$RES/$id.redis" 4) / $(median "$RES/$id.redis" 5)"
-			[ -z "${ROW_POOL[$id]:-}" ] || e+=", moond-pool $(median "$RES/$id.$POOL" 4) / $(median "$RES/$id.$POOL" 5)"
+			e="p50/p99 of the GET stream; SET stream: moond $(col_median "$RES/$id.moond" 4) / $(col_median "$RES/$id.moond" 5), redis $(col_median "$RES/$id.redis" 4) / $(col_median "$RES/$id.redis" 5)"
+			[ -z "${ROW_POOL[$id]:-}" ] || e+=", moond-pool $(col_median "$RES/$id.$POOL" 4) / $(col_median "$RES/$id.$POOL" 5)"
 			note+=("$e")
 		fi
 		e="spread moond $(spread "$RES/$id.moond")%, redis $(spread "$RES/$id.redis")%"
@@ -723,25 +773,28 @@ report_section() {
 		done
 		joined=$(printf '%s; ' "${note[@]}")
 		if [ -n "${ROW_POOL[$id]:-}" ]; then
-			p=$(median "$RES/$id.$POOL" 1)
-			pool_cells=" $(fmt_int "$p") | $(ratio "$p" "$r") | $(lat "$RES/$id.$POOL") |"
+			p=$(col_median "$RES/$id.$POOL" 1)
+			pool_cells=" $(fmt_int "$p") | $(round_ratio "$RES/$id.$POOL.ratio") | $(cpu_cell "$RES/$id.$POOL.cpu") |"
+			joined+="moond-pool p50 / p99 $(lat "$RES/$id.$POOL") ms; "
 		elif ((pool_cols)); then
 			pool_cells="  |  |  |"
 		fi
-		echo "| ${ROW_LABEL[$id]} | $(fmt_int "$m") | $(fmt_int "$r") | $(ratio "$m" "$r") | $(lat "$RES/$id.moond") | $(lat "$RES/$id.redis") |$pool_cells ${joined%; } |"
+		echo "| ${ROW_LABEL[$id]} | $(fmt_int "$m") | $(fmt_int "$r") | $(round_ratio "$RES/$id.moond.ratio") |" \
+			"$(cpu_cell "$RES/$id.moond.cpu") | $(cpu_cell "$RES/$id.redis.cpu") | $(lat "$RES/$id.moond") | $(lat "$RES/$id.redis") |$pool_cells ${joined%; } |"
 	done
 	echo
-	echo "Server CPU per request, from the same runs: the server process's user + system CPU time (\`/proc/PID/stat\`) over the requests of the run," \
-		"and how busy that made its CPU over the run's wall time. A server below 100% busy was waiting for the load generator, so its rps is the client's limit," \
-		"and CPU per request is the fairer comparison of the two servers' speed. redis/moond above 1 means moond spends less CPU per request."
+	echo "The CPU columns are each server's own accounting (\`/proc/PID/stat\` utime and stime) over the requests of a run, medians of the rounds." \
+		"The table below gives how busy that made the server's CPU over the run's wall time: a server below 100% busy was waiting for the load generator," \
+		"so its rps is the client's limit, and CPU per request is the fairer comparison of the two servers' speed." \
+		"redis/moond above 1 means moond spends less CPU (user + system) per request."
 	echo
-	echo "| row | moond CPU µs/req | redis CPU µs/req | redis/moond | moond CPU busy | redis CPU busy |"
+	echo "| row | moond user + sys µs/req | redis user + sys µs/req | redis/moond | moond CPU busy | redis CPU busy |"
 	echo "|---|---:|---:|---:|---:|---:|"
 	for id in "${ROWS[@]}"; do
 		local mc rc
-		mc=$(median "$RES/$id.moond.cpu" 1)
-		rc=$(median "$RES/$id.redis.cpu" 1)
-		echo "| ${ROW_LABEL[$id]} | $mc | $rc | $(ratio "$rc" "$mc") | $(median "$RES/$id.moond.cpu" 2)% | $(median "$RES/$id.redis.cpu" 2)% |"
+		mc=$(awk '{ print $1 + $2 }' "$RES/$id.moond.cpu" 2>/dev/null | median)
+		rc=$(awk '{ print $1 + $2 }' "$RES/$id.redis.cpu" 2>/dev/null | median)
+		echo "| ${ROW_LABEL[$id]} | $mc | $rc | $(ratio "$rc" "$mc") | $(col_median "$RES/$id.moond.cpu" 3)% | $(col_median "$RES/$id.redis.cpu" 3)% |"
 	done
 	echo
 	echo "\"spread\" is (max - min) / median of the runs' rps." \
@@ -753,13 +806,14 @@ report_section() {
 	echo "|---|---:|---:|---:|---|"
 	echo "| keys loaded (DBSIZE) | $(fmt_int "${MEM[moond.keys]}") | $(fmt_int "${MEM[redis.keys]}") | | $KEYSPACE SETs of $DATA_SIZE-byte values via \`redis-cli --pipe\` |"
 	echo "| used_memory after loading | $(mb "${MEM[moond.used]}") | $(mb "${MEM[redis.used]}") | $(ratio "${MEM[moond.used]}" "${MEM[redis.used]}") | INFO memory; moond's is the Go heap's object bytes, garbage not yet collected included |"
-	echo "| used_memory per key | ${MEM[moond.perkey]} B | ${MEM[redis.perkey]} B | $(ratio "${MEM[moond.perkey]}" "${MEM[redis.perkey]}") | (after - before loading) / keys |"
+	echo "| used_memory per key | ${MEM[moond.perkey]} B | ${MEM[redis.perkey]} B | $(ratio "${MEM[moond.perkey]}" "${MEM[redis.perkey]}") | (after - before loading) / keys, as INFO reported it after the load |"
+	echo "| used_memory per key after a forced GC | ${MEM[moond.perkey_gc]} B | ${MEM[redis.perkey_gc]} B | $(ratio "${MEM[moond.perkey_gc]}" "${MEM[redis.perkey_gc]}") | the same after MEMORY PURGE (moond: a full collection; redis-server: jemalloc's purge, used_memory unchanged) |"
 	echo "| RSS after loading | $(mb "${MEM[moond.rss]}") | $(mb "${MEM[redis.rss]}") | $(ratio "${MEM[moond.rss]}" "${MEM[redis.rss]}") | ps -o rss |"
 	echo "| used_memory after the appendonly-no rows | $(mb "${MEM[moond.after_used]}") | $(mb "${MEM[redis.after_used]}") | $(ratio "${MEM[moond.after_used]}" "${MEM[redis.after_used]}") | keys then: moond $(fmt_int "${MEM[moond.after_keys]}"), redis $(fmt_int "${MEM[redis.after_keys]}"); the SET, MSET, INCR and mix rows overwrite values: Redis frees an old value at once, moond's Go heap keeps it until the next collection (GOGC 100: up to as much again as the live heap) |"
 	echo "| RSS after the appendonly-no rows | $(mb "${MEM[moond.after_rss]}") | $(mb "${MEM[redis.after_rss]}") | $(ratio "${MEM[moond.after_rss]}" "${MEM[redis.after_rss]}") | ps -o rss |"
-	m=$(median "$RES/restart.moond" 1)
-	r=$(median "$RES/restart.redis" 1)
-	note=("appendonly yes, appendfsync everysec; SHUTDOWN, start, time until PING answers PONG and INFO persistence says loading:0; median of $RUNS")
+	m=$(col_median "$RES/restart.moond" 1)
+	r=$(col_median "$RES/restart.redis" 1)
+	note=("appendonly yes, appendfsync everysec; SHUTDOWN, start, time until PING answers PONG and INFO persistence says loading:0; median of $RUNS paired rounds, the ratio per round (below 1: moond restarted faster)")
 	[ -z "$RESTART_NOTE" ] || note+=("$RESTART_NOTE")
 	for s in "${SERVERS[@]}"; do
 		e=$(errs restart "$s")
@@ -773,6 +827,9 @@ report_section() {
 			note+=("$s came back with ${RESTART[$s.after]:-no} of ${RESTART[$s.before]:-?} keys, so its time is not a restart with data")
 		fi
 	done
+	joined=$(printf '%s; ' "${note[@]}")
+	[ "$rratio" = n/a ] || rratio="$(round_ratio "$RES/restart.moond.ratio") per round"
+	note+=("boot CPU user / sys s: moond $(cpu_cell "$RES/restart.moond.cpu"), redis $(cpu_cell "$RES/restart.redis.cpu")")
 	joined=$(printf '%s; ' "${note[@]}")
 	echo "| restart time with $(fmt_int "$KEYSPACE") keys | $(secs "$m") | $(secs "$r") | $rratio | ${joined%; } |"
 	echo "| keys after restart | $(fmt_int "${RESTART[moond.after]:-}") | $(fmt_int "${RESTART[redis.after]:-}") | | before: moond $(fmt_int "${RESTART[moond.before]:-}"), redis $(fmt_int "${RESTART[redis.before]:-}") |"
