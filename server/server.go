@@ -314,11 +314,14 @@ func (s *Server) Stop() {
 	if !done {
 		s.log.Error("WAL close timed out at shutdown; the next start repairs the tail")
 	}
-	if atPoint && done && len(errs) == 0 && s.checkpointsOn() {
-		// Every WAL is sealed: the data is the master's stream up to pos.
-		// (With appendonly no nothing on disk holds it.)
-		if err := s.saveReplPosition(pos); err != nil {
-			s.log.Error("a restart will need a full sync", "err", err)
+	if done && len(errs) == 0 && s.checkpointsOn() {
+		// Every WAL is sealed: the data is a stream up to the position,
+		// its master's or its own. (With appendonly no nothing on disk
+		// holds it.)
+		if p, ok := s.positionAtStop(pos, atPoint); ok {
+			if err := s.saveReplPosition(p); err != nil {
+				s.log.Error("a restart will need a full sync", "err", err)
+			}
 		}
 	}
 	for _, w := range s.workers {
