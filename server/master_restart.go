@@ -1,6 +1,9 @@
 package server
 
 import (
+	"context"
+	"time"
+
 	"github.com/moond-db/moond/replication"
 )
 
@@ -15,6 +18,52 @@ import (
 // with +CONTINUE. The position travels in the replication-position file
 // (repl_position.go) with the file's take-once rule, so a crash after
 // the boot never finds it.
+
+// replStopWait bounds how long a shutdown waits for its online replicas
+// to acknowledge the stream to its end (Redis 7.0's shutdown-timeout, 10 s
+// there and configurable; fixed here, within the shutdown's own 10 s).
+// A replica ACKs once a second, so a healthy one needs about that.
+const replStopWait = 3 * time.Second
+
+// awaitReplicasAtStop waits, once the shards stopped serving and every
+// txn ended (nothing more goes into the stream but the cron's PINGs),
+// until every online replica acknowledged the master's offset, or
+// replStopWait or ctx passed; the caller disconnects the replicas then.
+// As Redis 7.0's SHUTDOWN waits for lagging replicas: a replica that has
+// the whole stream continues after the restart (the saved offset is its
+// own), one that has less needs a full sync.
+func (s *Server) awaitReplicasAtStop(ctx context.Context) {
+	b := s.master.backlogNow()
+	if b == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, replStopWait)
+	defer cancel()
+	for {
+		changed := s.master.ackChanged()
+		if s.ackedAtLeast(b.Offset()) == s.onlineReplicas() {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			s.log.Warn("shutdown: replicas did not acknowledge the stream's end in time; they will need a full sync",
+				"offset", b.Offset(), "acknowledged", s.ackedAtLeast(b.Offset()), "online", s.onlineReplicas())
+			return
+		}
+	}
+}
+
+// onlineReplicas counts the replicas whose snapshot was sent.
+func (s *Server) onlineReplicas() int {
+	n := 0
+	for _, r := range s.replicasNow() {
+		if r.online.Load() {
+			n++
+		}
+	}
+	return n
+}
 
 // historyAtStop is this master's own position for the shutdown to save,
 // once every shard stopped writing: ok only when the server follows no

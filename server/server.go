@@ -258,12 +258,13 @@ func (s *Server) requestShutdown() {
 	s.shutdownOnce.Do(func() { close(s.shutdownReq) })
 }
 
-// Stop closes every listener and connection, runs every shard's shutdown
-// checkpoint (at most 5 s of waiting for a heap fsync), seals its WAL
-// (waiting for its writes and fsyncs) and stops the loops, within 10 s.
+// Stop closes every listener and connection, lets the replicas
+// acknowledge the stream to its end (at most replStopWait) before it
+// disconnects them, runs every shard's shutdown checkpoint (at most 5 s of
+// waiting for a heap fsync), seals its WAL (waiting for its writes and
+// fsyncs) and stops the loops, within 10 s.
 func (s *Server) Stop() {
 	pos, atPoint := s.stopReplication() // before stopping: the commands it read are applied
-	s.stopReplicas()
 	s.stopping.Store(true)
 	s.stopOnce.Do(func() { close(s.stopped) })
 	s.stopMetrics()
@@ -294,6 +295,10 @@ func (s *Server) Stop() {
 	if n := s.txnsLive.Load(); n > 0 {
 		s.log.Error("shutdown: transactions still running when the shards close", "txns", n)
 	}
+	// The stream is whole: the replicas get it to its end, so that they
+	// may continue after a restart (master_restart.go).
+	s.awaitReplicasAtStop(ctx)
+	s.stopReplicas()
 	s.syncForStop(ctx)
 	errs, done := s.onEveryShard(ctx, func(w *worker, sealed func(error)) {
 		w.closing = true

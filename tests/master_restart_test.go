@@ -197,3 +197,43 @@ func TestMasterRestartedAsReplicaContinues(t *testing.T) {
 	waitEqual(t, x.moond.addr(), x.s.addr())
 	waitEqual(t, x.moond.addr(), x.rr.Options().Addr)
 }
+
+// TestMasterRestartUnderWritesContinues: SHUTDOWN while a client writes:
+// the writes the master took up to its last are in the stream its
+// replicas get before they are disconnected, so after the restart both
+// continue (sync_partial_ok 2, sync_full 0), and every acknowledged write
+// is on the master and both replicas.
+func TestMasterRestartUnderWritesContinues(t *testing.T) {
+	x := newRestartedMaster(t)
+	c := onDB(t, x.s.addr(), 5)
+	acked := make(chan int)
+	go func() {
+		n := 0
+		for c.Set(ctx(t), "w:"+strconv.Itoa(n), n, 0).Err() == nil {
+			n++
+		}
+		acked <- n
+	}()
+	m := x.s.client(2)
+	start, _ := strconv.Atoi(infoField(t, m, "master_repl_offset"))
+	waitInfoStr(t, m, "master_repl_offset", func(v string) bool {
+		off, _ := strconv.Atoi(v)
+		return off > start+2000 // the writer is well under way
+	})
+	x.shutdown(t)
+	n := <-acked
+	if n == 0 {
+		t.Fatal("no write was acknowledged before the shutdown")
+	}
+	m = x.restart(t)
+	waitInfoStr(t, m, "sync_partial_ok", func(v string) bool { return v == "2" })
+	x.caughtUp(t, m)
+	if v := infoField(t, m, "sync_full"); v != "0" {
+		t.Fatalf("sync_full %s on the restarted master, want 0", v)
+	}
+	for _, addr := range []string{x.s.addr(), x.moond.addr(), x.rr.Options().Addr} {
+		if v, err := onDB(t, addr, 5).Get(ctx(t), "w:"+strconv.Itoa(n-1)).Int(); err != nil || v != n-1 {
+			t.Fatalf("%s: the last acknowledged write w:%d reads %d (%v)", addr, n-1, v, err)
+		}
+	}
+}
