@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/moond-db/moond/replication"
@@ -88,8 +89,13 @@ func (s *Server) historyAtStop() (replication.Position, bool) {
 // positionAtStop is what a clean shutdown saves, once every WAL is
 // sealed: the link's position on a replica (atPoint: its link stopped at
 // a clean point), or the master's own history; ok is false when neither
-// is sound.
-func (s *Server) positionAtStop(link replication.Position, atPoint bool) (savedPosition, bool) {
+// is sound, or when a shard's WAL refused a record since the boot (the
+// data may then lack a write the stream holds: walRefused).
+func (s *Server) positionAtStop(ctx context.Context, link replication.Position, atPoint bool) (savedPosition, bool) {
+	if s.walRefused(ctx) {
+		s.log.Warn("a WAL refused records since the boot: no replication position saved, a restart will need a full sync")
+		return savedPosition{}, false
+	}
 	if atPoint {
 		return savedPosition{Position: link}, true
 	}
@@ -97,6 +103,22 @@ func (s *Server) positionAtStop(link replication.Position, atPoint bool) (savedP
 		return savedPosition{Position: p, own: true}, true
 	}
 	return savedPosition{}, false
+}
+
+// walRefused reports whether a shard's WAL refused a record since the
+// boot (MISCONF): a record applied and fed to the stream, or answered to
+// a replica's link, may then be missing from the log, so the data after a
+// restart need not be the stream up to the offset. A shard that does not
+// answer counts as one that refused.
+func (s *Server) walRefused(ctx context.Context) bool {
+	errs, done := s.onEveryShard(ctx, func(w *worker, answer func(error)) {
+		if w.sh == nil || w.sh.Refused() {
+			answer(fmt.Errorf("shard %d: the WAL refused a record", w.id))
+			return
+		}
+		answer(nil)
+	})
+	return len(errs) > 0 || !done
 }
 
 // continueHistory makes the boot's master go on with its own history as

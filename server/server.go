@@ -323,7 +323,7 @@ func (s *Server) Stop() {
 		// Every WAL is sealed: the data is a stream up to the position,
 		// its master's or its own. (With appendonly no nothing on disk
 		// holds it.)
-		if p, ok := s.positionAtStop(pos, atPoint); ok {
+		if p, ok := s.positionAtStop(ctx, pos, atPoint); ok {
 			if err := s.saveReplPosition(p); err != nil {
 				s.log.Error("a restart will need a full sync", "err", err)
 			}
