@@ -94,7 +94,7 @@ func (s *Server) bootShards() {
 		}
 		_, total := s.loadedBytes()
 		s.log.Info("DB loaded from disk", "seconds", fmt.Sprintf("%.3f", time.Since(s.loadStart).Seconds()), "bytes", total)
-		resume, _ := s.takeReplPosition() // before anything writes
+		resume := s.bootPosition() // before anything writes
 		s.loading.Store(false)
 		s.startConfiguredReplication(resume)
 	}()

@@ -20,7 +20,8 @@ import (
 const promotionHold = 60 * time.Second
 
 // masterReplID is the replication id this server serves as a master: the
-// run id until a promotion, a new id from each promotion on.
+// run id until a promotion (or the feeds' stop), a new id from each on, or
+// the id of the history a clean restart continues (master_restart.go).
 func (s *Server) masterReplID() string {
 	if p := s.repl.masterID.Load(); p != nil {
 		return *p

@@ -42,7 +42,8 @@ type replState struct {
 	// second_repl_offset; ROLE's offset).
 	promoted atomic.Pointer[promotion]
 	// masterID is the replid served as a master since the last
-	// promotion, nil for the run id (master_history.go).
+	// promotion, feeds' stop or restart that continued the history, nil
+	// for the run id (master_history.go, master_restart.go).
 	masterID atomic.Pointer[string]
 
 	// bootResume is the position the last clean shutdown saved, for the

@@ -258,12 +258,13 @@ func (s *Server) requestShutdown() {
 	s.shutdownOnce.Do(func() { close(s.shutdownReq) })
 }
 
-// Stop closes every listener and connection, runs every shard's shutdown
-// checkpoint (at most 5 s of waiting for a heap fsync), seals its WAL
-// (waiting for its writes and fsyncs) and stops the loops, within 10 s.
+// Stop closes every listener and connection, lets the replicas
+// acknowledge the stream to its end (at most replStopWait) before it
+// disconnects them, runs every shard's shutdown checkpoint (at most 5 s of
+// waiting for a heap fsync), seals its WAL (waiting for its writes and
+// fsyncs) and stops the loops, within 10 s.
 func (s *Server) Stop() {
 	pos, atPoint := s.stopReplication() // before stopping: the commands it read are applied
-	s.stopReplicas()
 	s.stopping.Store(true)
 	s.stopOnce.Do(func() { close(s.stopped) })
 	s.stopMetrics()
@@ -294,6 +295,10 @@ func (s *Server) Stop() {
 	if n := s.txnsLive.Load(); n > 0 {
 		s.log.Error("shutdown: transactions still running when the shards close", "txns", n)
 	}
+	// The stream is whole: the replicas get it to its end, so that they
+	// may continue after a restart (master_restart.go).
+	s.awaitReplicasAtStop(ctx)
+	s.stopReplicas()
 	s.syncForStop(ctx)
 	errs, done := s.onEveryShard(ctx, func(w *worker, sealed func(error)) {
 		w.closing = true
@@ -314,11 +319,14 @@ func (s *Server) Stop() {
 	if !done {
 		s.log.Error("WAL close timed out at shutdown; the next start repairs the tail")
 	}
-	if atPoint && done && len(errs) == 0 && s.checkpointsOn() {
-		// Every WAL is sealed: the data is the master's stream up to pos.
-		// (With appendonly no nothing on disk holds it.)
-		if err := s.saveReplPosition(pos); err != nil {
-			s.log.Error("a restart will need a full sync", "err", err)
+	if done && len(errs) == 0 && s.checkpointsOn() {
+		// Every WAL is sealed: the data is a stream up to the position,
+		// its master's or its own. (With appendonly no nothing on disk
+		// holds it.)
+		if p, ok := s.positionAtStop(ctx, pos, atPoint); ok {
+			if err := s.saveReplPosition(p); err != nil {
+				s.log.Error("a restart will need a full sync", "err", err)
+			}
 		}
 	}
 	for _, w := range s.workers {

@@ -65,6 +65,12 @@ func (s *Shard) refuseAppend(err error) {
 	s.refusing = true
 }
 
+// Refused reports whether the WAL refused a record since the boot
+// (refuseAppend): a record may then have been applied and fed to the
+// replication stream (a key expiring on a poisoned log, the parts of a
+// txn whose END was refused) that the log does not hold.
+func (s *Shard) Refused() bool { return s.appendRefused != nil }
+
 // LastLSN is the LSN of the last record appended (after recovery, the last
 // one replayed, or the last of a log closed by CONFIG SET appendonly no);
 // 0 during the boot.
