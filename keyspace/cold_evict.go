@@ -39,7 +39,7 @@ func (ks *Keyspace) coldScan() (int, uint64, []byte, bool) {
 						if !ks.Eviction.Policy.allKeys() && sl.kw&kwTTL == 0 {
 							continue // volatile policies take keys with a TTL only
 						}
-						buf := &ks.evict.pool[0].key
+						buf := &ks.evict.scratch
 						*buf = append((*buf)[:0], sl.keyBytes()...)
 						return cc.db, d.keys.hash(*buf), *buf, true
 					}

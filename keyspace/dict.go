@@ -42,6 +42,11 @@ type dict[V any] struct {
 	split   int
 	count   int
 	slotMem int64 // bytes of all segments' slot arrays, for memory accounting
+	// segsMem is the memory of the segs array when its capacity was
+	// segsCap: memory() runs at each eviction check over every database's
+	// tables, and the size class lookup is most of its cost.
+	segsCap int
+	segsMem int64
 	seed    maphash.Seed
 	hashes  []uint64 // scratch for splits
 
@@ -539,7 +544,10 @@ func (d *dict[V]) random() *slot[V] {
 // than 512 bytes also carries the allocator's header. Spare arrays count:
 // the table holds them.
 func (d *dict[V]) memory() int64 {
-	return d.slotMem + d.spareMem + allocSize(withHeader(int64(cap(d.segs))*int64(unsafe.Sizeof(segment[V]{}))))
+	if c := cap(d.segs); c != d.segsCap {
+		d.segsCap, d.segsMem = c, allocSize(withHeader(int64(c)*int64(unsafe.Sizeof(segment[V]{}))))
+	}
+	return d.slotMem + d.spareMem + d.segsMem
 }
 
 // reserve sizes an empty dict for n keys at once: as many segments as

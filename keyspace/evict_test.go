@@ -230,11 +230,19 @@ func TestEvictStopsAtItsTimeLimit(t *testing.T) {
 
 func TestEvictionPoolStaysSorted(t *testing.T) {
 	h := newHarness(t)
+	scoreOf := map[string]uint64{}
 	for i, s := range []uint64{5, 3, 9, 1, 7, 7, 2, 8, 6, 4, 10, 12, 11, 0, 15, 14, 13, 20, 19, 18} {
-		h.ks.poolInsert(0, []byte(fmt.Sprint("key", i)), s)
+		key := fmt.Sprint("key", i)
+		scoreOf[key] = s
+		h.ks.poolInsert(0, []byte(key), s)
 		prev := uint64(0)
 		seenFree := false
+		bufs := map[uint8]bool{}
 		for k, e := range h.ks.evict.pool {
+			bufs[e.buf] = true
+			if got := string(h.ks.evict.keys[e.buf]); e.used && scoreOf[got] != e.score {
+				t.Fatalf("after %d inserts: entry %d scored %d holds %q, inserted with %d", i+1, k, e.score, got, scoreOf[got])
+			}
 			switch {
 			case !e.used:
 				seenFree = true
@@ -245,6 +253,9 @@ func TestEvictionPoolStaysSorted(t *testing.T) {
 			default:
 				prev = e.score
 			}
+		}
+		if len(bufs) != evictPoolSize {
+			t.Fatalf("after %d inserts: the entries name %d key buffers, want each of %d once", i+1, len(bufs), evictPoolSize)
 		}
 	}
 	// Full, holding the 16 best of the 20 scores: the worst kept is 4.

@@ -172,6 +172,7 @@ func NewKeyspace(n int, now func() int64) *Keyspace {
 		ks.dbs[i] = ks.newDB(i)
 		ks.pdbs[i] = ks.dbs[i]
 	}
+	ks.evict.init()
 	ks.watch.init(n)
 	ks.delArgs[0] = []byte("DEL")
 	return ks
