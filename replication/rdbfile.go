@@ -82,6 +82,10 @@ type FileReader struct {
 	// Skipped counts the functions the file holds, which moond has no
 	// place for.
 	Skipped int
+	// DBKeys and DBExpires are the RESIZEDB figures of the database the
+	// file is in (its keys, and how many of them expire): a hint to size
+	// its tables by, 0 when the file gave none after the last SELECTDB.
+	DBKeys, DBExpires int
 }
 
 // NewFileReader reads the RDB file at the start of r. It reads nothing
@@ -132,12 +136,12 @@ func (f *FileReader) Next() (*Entry, error) {
 			if err != nil {
 				return nil, err
 			}
-			f.db = int(n)
+			f.db, f.DBKeys, f.DBExpires = int(n), 0, 0
 		case opResizeDB:
-			if _, err := f.plainLen(); err != nil {
+			if f.DBKeys, err = f.resizeLen(); err != nil {
 				return nil, err
 			}
-			if _, err := f.plainLen(); err != nil {
+			if f.DBExpires, err = f.resizeLen(); err != nil {
 				return nil, err
 			}
 		case opExpireTimeMS:
@@ -494,6 +498,13 @@ func (f *FileReader) plainLen() (int, error) {
 		return 0, f.errf("%d where a db number or a time belongs", n)
 	}
 	return int(n), err
+}
+
+// resizeLen reads a count of RESIZEDB, which may be any length; one
+// beyond an int32 is kept as that bound (it is a hint).
+func (f *FileReader) resizeLen() (int, error) {
+	_, n, err := f.copyLen(nil)
+	return int(min(n, math.MaxInt32)), err
 }
 
 // str reads a string in any encoding, decoded.
