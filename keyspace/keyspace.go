@@ -116,6 +116,7 @@ type Keyspace struct {
 	jargs   [][]byte  // journal record being built
 	execLSN uint64    // LSN of the last record the running command logged
 	jnum    []byte    // digits of numbers in the journal record
+	loadDB  []byte    // the database digits of the MOOND.LOAD record being built (cmd_load.go)
 	delArgs [2][]byte // journal record of an expiration
 
 	applyOps []applyOp // MOOND.APPLY's ops being applied
