@@ -225,6 +225,7 @@ func awaitSession(done, end <-chan struct{}) bool {
 // of keys.
 func (l *Link) load(r *bufio.Reader) (int, error) {
 	f := NewFileReader(r)
+	f.Reuse = true // the loader copies each entry into its batch
 	if err := f.Header(); err != nil {
 		return 0, err
 	}
