@@ -51,20 +51,32 @@ func cmdLoad(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 		ks.loadDB = ks.jargs[1]
 		ks.jargs = ks.jargs[:1]
 	}
-	var e rdb.LoadEntry
 	failed, first := 0, ""
 	for b := args[3]; len(b) > 0; {
-		rest, err := rdb.NextLoadEntry(b, &e)
-		if err != nil {
-			failed, first = failed+1, "a malformed batch: "+err.Error()
-			break
+		// A chunk of entries is read first and the memory their inserts
+		// touch brought into the cache together (prefetchInserts), so
+		// that the misses overlap instead of coming one per key.
+		ents := ks.loadEnts[:0]
+		for len(b) > 0 && len(ents) < loadPrefetch {
+			var le loadEnt
+			rest, err := rdb.NextLoadEntry(b, &le.LoadEntry)
+			if err != nil {
+				failed, first, b = failed+1, "a malformed batch: "+err.Error(), nil
+				break
+			}
+			b, le.h = rest, d.keys.hash(le.Key)
+			ents = append(ents, le)
 		}
-		b = rest
-		if !ks.loadEntry(c, d, &e, journal) {
-			if failed++; first == "" {
-				first = "key '" + cString(e.Key, 128) + "'"
+		ks.prefetchInserts(&d.keys, ents)
+		for i := range ents {
+			if !ks.loadEntry(c, d, &ents[i], journal) {
+				if failed++; first == "" {
+					first = "key '" + cString(ents[i].Key, 128) + "'"
+				}
 			}
 		}
+		clear(ents) // keep no batch alive past the command
+		ks.loadEnts = ents[:0]
 	}
 	if journal {
 		ks.loadDB = nil
@@ -81,10 +93,44 @@ func cmdLoad(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter) {
 	replyOK(w)
 }
 
+// loadPrefetch is how many entries of a batch are read and prefetched
+// before they are placed: their segment headers and slots stay within
+// the first-level cache.
+const loadPrefetch = 64
+
+// loadEnt is an entry of a MOOND.LOAD batch and its key's hash.
+type loadEnt struct {
+	rdb.LoadEntry
+	h uint64
+}
+
+// prefetchInserts reads, for each entry, its segment's header, then the
+// slot an insert would fill and the first slot whose tag is the key's
+// (which the lookup before the insert reads): loops with no dependence
+// between entries, so that their cache misses overlap (see
+// prefetchLoad, the boot's).
+func (ks *Keyspace) prefetchInserts(d *dict[entry], ents []loadEnt) {
+	var sink uint64
+	for i := range ents {
+		sink += uint64(d.segs[d.segIndex(ents[i].h)].used)
+	}
+	for i := range ents {
+		tagged, ins := d.insertTargets(ents[i].h)
+		if ins != nil {
+			sink += ins.touch()
+		}
+		if tagged != nil {
+			sink += tagged.touch()
+		}
+	}
+	ks.pfSink += sink
+}
+
 // loadEntry loads one key of a MOOND.LOAD batch into d, replacing the key
 // if it is there, and adds its journal ops when journal is set. It
 // reports false for a value that does not decode (nothing changes).
-func (ks *Keyspace) loadEntry(c *Client, d *db, e *rdb.LoadEntry, journal bool) bool {
+func (ks *Keyspace) loadEntry(c *Client, d *db, le *loadEnt, journal bool) bool {
+	e, h := &le.LoadEntry, le.h
 	o, _, err := rdb.DecodeObject(e.Value)
 	var v value
 	if err == nil {
@@ -93,7 +139,6 @@ func (ks *Keyspace) loadEntry(c *Client, d *db, e *rdb.LoadEntry, journal bool) 
 	if err != nil {
 		return false
 	}
-	h := d.keys.hash(e.Key)
 	deleted := false
 	if d.keys.count > 0 {
 		if sl, _ := ks.lookupWrite(c, e.Key); sl != nil {
