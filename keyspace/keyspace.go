@@ -111,12 +111,14 @@ type Keyspace struct {
 	// reported missing and kept.
 	expiryPaused, keepExpired bool
 
-	scratch []byte    // reply and parse scratch
-	keysTmp []string  // keys collected by KEYS and SCAN
-	jargs   [][]byte  // journal record being built
-	execLSN uint64    // LSN of the last record the running command logged
-	jnum    []byte    // digits of numbers in the journal record
-	delArgs [2][]byte // journal record of an expiration
+	scratch  []byte    // reply and parse scratch
+	keysTmp  []string  // keys collected by KEYS and SCAN
+	jargs    [][]byte  // journal record being built
+	execLSN  uint64    // LSN of the last record the running command logged
+	jnum     []byte    // digits of numbers in the journal record
+	loadDB   []byte    // the database digits of the MOOND.LOAD record being built (cmd_load.go)
+	loadEnts []loadEnt // MOOND.LOAD's chunk of entries (cmd_load.go)
+	delArgs  [2][]byte // journal record of an expiration
 
 	applyOps []applyOp // MOOND.APPLY's ops being applied
 

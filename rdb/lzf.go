@@ -51,9 +51,14 @@ func lzfDecompress(in []byte, n uint64) ([]byte, error) {
 		if back > len(out) || uint64(len(out)+l) > n {
 			return nil, formatErr("LZF: back reference out of range")
 		}
-		from := len(out) - back
-		for k := range l {
-			out = append(out, out[from+k])
+		// The reference may overlap what it writes (back < l: a run of
+		// period back). Copying whole periods keeps the source's phase:
+		// each copy reads from the reference's start as many bytes as
+		// are written so far (a multiple of back), so the runs double.
+		from, start := len(out)-back, len(out)
+		out = out[:start+l]
+		for k := 0; k < l; {
+			k += copy(out[start+k:], out[from:start+k])
 		}
 	}
 	if uint64(len(out)) != n {

@@ -39,6 +39,12 @@ type Config struct {
 	// before this one's Position): the first PSYNC asks to continue
 	// there, as Redis's replica does on a new master. Empty for none.
 	Resume Position
+	// Shards and ShardOf are the local server's routing: ShardOf(key) is
+	// the shard, below Shards, that owns key. A full sync sends each
+	// shard's keys in batches of their own (MOOND.LOAD), which the server
+	// runs on the shard of a batch's first key. ShardOf nil: one shard.
+	Shards  int
+	ShardOf func(key []byte) int
 }
 
 // The link's states, as ROLE names them.

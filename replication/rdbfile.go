@@ -82,6 +82,17 @@ type FileReader struct {
 	// Skipped counts the functions the file holds, which moond has no
 	// place for.
 	Skipped int
+	// Reuse makes Next reuse the memory of the entry it returned last:
+	// an entry and its slices are then valid only until the next call,
+	// and a load allocates nothing per key for them.
+	Reuse bool
+	ent   Entry
+	kbuf  []byte // the key's raw bytes, with Reuse
+	vbuf  []byte // the value's bytes, with Reuse
+	// DBKeys and DBExpires are the RESIZEDB figures of the database the
+	// file is in (its keys, and how many of them expire): a hint to size
+	// its tables by, 0 when the file gave none after the last SELECTDB.
+	DBKeys, DBExpires int
 }
 
 // NewFileReader reads the RDB file at the start of r. It reads nothing
@@ -118,7 +129,11 @@ func (f *FileReader) Next() (*Entry, error) {
 	if f.done {
 		return nil, io.EOF
 	}
-	e := Entry{ExpireMS: -1, Idle: -1, Freq: -1}
+	e := &f.ent
+	if !f.Reuse {
+		e = new(Entry)
+	}
+	*e = Entry{ExpireMS: -1, Idle: -1, Freq: -1}
 	for {
 		op, err := f.byte1()
 		if err != nil {
@@ -132,12 +147,12 @@ func (f *FileReader) Next() (*Entry, error) {
 			if err != nil {
 				return nil, err
 			}
-			f.db = int(n)
+			f.db, f.DBKeys, f.DBExpires = int(n), 0, 0
 		case opResizeDB:
-			if _, err := f.plainLen(); err != nil {
+			if f.DBKeys, err = f.resizeLen(); err != nil {
 				return nil, err
 			}
-			if _, err := f.plainLen(); err != nil {
+			if f.DBExpires, err = f.resizeLen(); err != nil {
 				return nil, err
 			}
 		case opExpireTimeMS:
@@ -176,14 +191,18 @@ func (f *FileReader) Next() (*Entry, error) {
 		case opFunction, opModuleAux:
 			return nil, f.errf("opcode %d (pre-7.0 function or module data) not supported", op)
 		default:
-			return f.entry(op, &e)
+			return f.entry(op, e)
 		}
 	}
 }
 
 // entry reads a key and its value of RDB type t into e.
 func (f *FileReader) entry(t byte, e *Entry) (*Entry, error) {
-	raw, err := f.copyString(nil)
+	kbuf, vbuf := []byte(nil), make([]byte, 0, 64)
+	if f.Reuse {
+		kbuf, vbuf = f.kbuf[:0], f.vbuf[:0]
+	}
+	raw, err := f.copyString(kbuf)
 	if err != nil {
 		return nil, err
 	}
@@ -191,13 +210,20 @@ func (f *FileReader) entry(t byte, e *Entry) (*Entry, error) {
 	if err != nil {
 		return nil, f.errf("key: %v", err)
 	}
-	v, err := f.copyValue(append(make([]byte, 0, 64), t), t)
+	v, err := f.copyValue(append(vbuf, t), t)
 	if err != nil {
 		return nil, err
+	}
+	if f.Reuse && cap(raw) <= maxKeptBuf && cap(v) <= maxKeptBuf {
+		f.kbuf, f.vbuf = raw, v // a large value's memory is not kept for good
 	}
 	e.DB, e.Key, e.Value = f.db, key, v
 	return e, nil
 }
+
+// maxKeptBuf is the largest key or value buffer Reuse keeps for the next
+// entry.
+const maxKeptBuf = 1 << 20
 
 // aux reads one AUX field.
 func (f *FileReader) aux() error {
@@ -494,6 +520,13 @@ func (f *FileReader) plainLen() (int, error) {
 		return 0, f.errf("%d where a db number or a time belongs", n)
 	}
 	return int(n), err
+}
+
+// resizeLen reads a count of RESIZEDB, which may be any length; one
+// beyond an int32 is kept as that bound (it is a hint).
+func (f *FileReader) resizeLen() (int, error) {
+	_, n, err := f.copyLen(nil)
+	return int(min(n, math.MaxInt32)), err
 }
 
 // str reads a string in any encoding, decoded.

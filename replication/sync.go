@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/moond-db/moond/rdb"
 	"github.com/moond-db/moond/resp"
 )
 
@@ -221,10 +220,12 @@ func awaitSession(done, end <-chan struct{}) bool {
 	}
 }
 
-// load reads the RDB file from r and sends FLUSHALL and a RESTORE per key
-// to the local server. It returns the number of keys.
+// load reads the RDB file from r and sends FLUSHALL, then the keys in
+// MOOND.LOAD batches (loader), to the local server. It returns the number
+// of keys.
 func (l *Link) load(r *bufio.Reader) (int, error) {
 	f := NewFileReader(r)
+	f.Reuse = true // the loader copies each entry into its batch
 	if err := f.Header(); err != nil {
 		return 0, err
 	}
@@ -237,21 +238,24 @@ func (l *Link) load(r *bufio.Reader) (int, error) {
 	if err := l.app.send(resp.AppendCommand(nil, []byte("FLUSHALL")), item{off: -1, what: "flushall"}); err != nil {
 		return 0, err
 	}
+	ld := newLoader(l.app, l.cfg.Shards, l.cfg.ShardOf)
 	db, keys, skipped := -1, 0, 0
-	var buf []byte
 	for {
 		e, err := f.Next()
 		if err == io.EOF {
 			if skipped > 0 {
 				l.cfg.Log.Warn("replica: keys of the master's snapshot skipped", "streams", skipped)
 			}
-			return keys, nil
+			return keys, ld.flush()
 		}
 		if err != nil {
 			return keys, err
 		}
 		if e.DB != db {
 			db = e.DB
+			if err := ld.database(f.DBKeys, f.DBExpires); err != nil {
+				return keys, err
+			}
 			sel := resp.AppendCommand(nil, []byte("SELECT"), []byte(strconv.Itoa(db)))
 			if err := l.app.send(sel, item{off: -1, what: "select"}); err != nil {
 				return keys, err
@@ -262,30 +266,11 @@ func (l *Link) load(r *bufio.Reader) (int, error) {
 			l.cfg.Log.Warn("replica: a stream in the master's snapshot skipped: moond has no streams", "db", e.DB, "key", string(e.Key))
 			continue
 		}
-		buf = restoreCommand(buf[:0], e)
-		if err := l.app.send(buf, item{off: -1, what: "restore"}); err != nil {
+		if err := ld.add(e); err != nil {
 			return keys, err
 		}
 		keys++
 	}
-}
-
-// restoreCommand appends RESTORE key ttl payload REPLACE ABSTTL for e,
-// with the key's idle time or LFU counter when the master saved one.
-func restoreCommand(dst []byte, e *Entry) []byte {
-	ttl := int64(0)
-	if e.ExpireMS > 0 {
-		ttl = e.ExpireMS
-	}
-	args := [][]byte{[]byte("RESTORE"), e.Key, strconv.AppendInt(nil, ttl, 10), rdb.AppendFooter(e.Value, 0),
-		[]byte("REPLACE"), []byte("ABSTTL")}
-	if e.Idle >= 0 {
-		args = append(args, []byte("IDLETIME"), strconv.AppendInt(nil, e.Idle, 10))
-	}
-	if e.Freq >= 0 {
-		args = append(args, []byte("FREQ"), strconv.AppendInt(nil, int64(e.Freq), 10))
-	}
-	return resp.AppendCommand(dst, args...)
 }
 
 // stream follows the master's commands: each is handed to the local

@@ -25,6 +25,9 @@ type batchItem struct {
 	// waits on the target shard (block.go) and answers later, not in
 	// the batch's reply.
 	block *keyspace.CommandSpec
+	// spec is the data command's spec when its name does not give it: a
+	// command no client may send (MOOND.LOAD); nil for Lookup(args[0]).
+	spec *keyspace.CommandSpec
 	// failed is set by the target shard when the data command answered an
 	// error: the command, for the connection's shard to count it.
 	failed *keyspace.CommandSpec
@@ -33,6 +36,18 @@ type batchItem struct {
 	// entry it made, for the connection's shard to complete and keep.
 	timed *command
 	slow  *slowEntry
+}
+
+// itemSpec is the spec of a data command item: block's, spec's, or its
+// name's.
+func (it *batchItem) itemSpec() *keyspace.CommandSpec {
+	switch {
+	case it.block != nil:
+		return it.block
+	case it.spec != nil:
+		return it.spec
+	}
+	return keyspace.Lookup(it.args[0])
 }
 
 // batch carries every item one loop iteration sends to one target shard:
@@ -110,12 +125,12 @@ func (w *worker) runBatch(b *batch) {
 			}
 		} else {
 			cl = keyspace.Client{DB: it.db, ID: it.conn.id}
-			maxLSN = max(maxLSN, w.execData(&cl, it.args, &out))
+			maxLSN = max(maxLSN, w.execData(&cl, it.itemSpec(), it.args, &out))
 		}
 		if it.fn == nil && len(out.Buf) > start && out.Buf[start] == '-' {
 			// An error reply: deliverBatch counts the command as failed
 			// (only errors pay for the lookup).
-			it.failed = keyspace.Lookup(it.args[0])
+			it.failed = it.itemSpec()
 		}
 		b.ends[i] = len(out.Buf)
 		start = len(out.Buf)

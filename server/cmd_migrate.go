@@ -203,7 +203,7 @@ func (c *conn) migrateDone(t *txn, r *migrateReq, found []*migrateItem, failure 
 			}
 			var scratch resp.Writer
 			cl := keyspace.Client{DB: r.clientDB}
-			return w.execData(&cl, del, &scratch)
+			return w.execData(&cl, keyspace.Lookup(del[0]), del, &scratch)
 		}, true, func([]byte) {
 			if left--; left == 0 {
 				finish(out.Buf)

@@ -17,6 +17,8 @@ type command struct {
 	// fast: a data command with the "fast" flag, whose slow runs the
 	// latency monitor counts as "fast-command" rather than "command".
 	fast bool
+	// masterOnly: the replication link's command (serverCmd.masterOnly).
+	masterOnly bool
 	// noSlowlog: the slow log leaves it out (EXEC, whose commands are
 	// logged one by one, as in Redis).
 	noSlowlog bool

@@ -105,10 +105,7 @@ func (w *worker) warmBatch(b *batch) bool {
 		if it.fn != nil {
 			continue
 		}
-		spec := it.block
-		if spec == nil {
-			spec = keyspace.Lookup(it.args[0])
-		}
+		spec := it.itemSpec()
 		cl := keyspace.Client{DB: it.db}
 		keys = w.sh.ColdKeys(&cl, spec, it.args, keys)
 	}

@@ -14,13 +14,17 @@ type serverCmd struct {
 	name   string
 	arity  int
 	noAuth bool // may run before AUTH (AUTH, HELLO, QUIT, RESET)
-	run    func(c *conn, args [][]byte)
+	// masterOnly: only the replication link's connection (replMaster)
+	// knows the command; to any other client it is unknown, uncounted.
+	masterOnly bool
+	run        func(c *conn, args [][]byte)
 }
 
 // register adds server commands to the dispatch index.
 func register(cmds ...*serverCmd) {
 	for _, c := range cmds {
-		commandEntry(c.name).server = c
+		e := commandEntry(c.name)
+		e.server, e.masterOnly = c, c.masterOnly
 	}
 }
 
@@ -49,6 +53,10 @@ func (c *conn) dispatch(args [][]byte) {
 // then either a server command or a data command routed to its keys' shard.
 func (c *conn) dispatchCommand(args [][]byte) {
 	cmd := c.lastCommand.lookup(args[0])
+	if cmd != nil && cmd.masterOnly && !c.replMaster {
+		cmd = nil // an unknown command to this client
+		c.lastCommand.forget()
+	}
 	if c.w.srv.repl.gate.Load() && cmd != nil && c.authed && !c.replMaster && c.refuseOnReplica(cmd.statEntry(args)) {
 		c.w.stats.commands++
 		return // a replica's READONLY or MASTERDOWN (cmd_repl.go), before a pause as in Redis

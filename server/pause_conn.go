@@ -119,7 +119,10 @@ func writesOrReplicates(cmd *command) bool {
 	}
 	serverWritesOnce.Do(func() {
 		serverWrites = map[string]bool{}
-		for _, s := range append(append([]*keyspace.CommandSpec(nil), serverSpecs...), keyspace.Specs()...) {
+		// MOOND.LOAD (the link's load, a server command) writes as the
+		// RESTOREs it stands for do: a pause holds it too.
+		specs := append(append([]*keyspace.CommandSpec(nil), serverSpecs...), keyspace.Specs()...)
+		for _, s := range append(specs, keyspace.LoadSpec) {
 			if s.Writes() || slices.Contains(s.Flags, "write") {
 				serverWrites[s.Name] = true
 			}

@@ -156,7 +156,7 @@ func (s *Server) replicaOf(host string, port int) string {
 	}
 	cfg := replication.Config{Host: host, Port: port, Credentials: s.masterCredentials,
 		ListeningPort: announcePort, AnnounceIP: s.cfg.ReplicaAnnounceIP, Timeout: s.cfg.ReplTimeout,
-		Log: s.log, Local: s.masterClientConn, Resume: resume}
+		Log: s.log, Local: s.masterClientConn, Resume: resume, Shards: s.nshards, ShardOf: s.shardOf}
 	s.cfgMu.RUnlock()
 	s.log.Info("REPLICAOF: connecting to the master", "host", host, "port", port)
 	r.cur.Store(&replTarget{link: replication.Start(cfg), host: host, port: port})

@@ -20,7 +20,7 @@ func (c *conn) runParts(reply *pendingReply, shards []int, subs [][][]byte) {
 		sub := subs[i]
 		t.stepEarly(s, proto, func(w *worker, out *resp.Writer) uint64 {
 			cl := keyspace.Client{DB: db}
-			return w.execData(&cl, sub, out)
+			return w.execData(&cl, keyspace.Lookup(sub[0]), sub, out)
 		}, true, func(r []byte) { c.partDone(reply, i, r) })
 	}
 }
@@ -65,7 +65,7 @@ func (c *conn) msetnxAcross(args [][]byte, pos []int) {
 	run := func(sub [][]byte) stepFunc {
 		return func(w *worker, out *resp.Writer) uint64 {
 			cl := keyspace.Client{DB: db}
-			return w.execData(&cl, sub, out)
+			return w.execData(&cl, keyspace.Lookup(sub[0]), sub, out)
 		}
 	}
 	finish := func(f func(w *resp.Writer)) {

@@ -36,7 +36,7 @@ func TestReadOnlyTxnOfAGroupAnswersAfterTheWritingTxnBeforeIt(t *testing.T) {
 			for i, x := range args {
 				a[i] = []byte(x)
 			}
-			return w.execData(&keyspace.Client{}, a, out)
+			return w.execData(&keyspace.Client{}, keyspace.Lookup(a[0]), a, out)
 		}
 	}
 	w := s.workers[0]

@@ -281,13 +281,14 @@ func (w *worker) tick() {
 }
 
 // execData runs a data command on this shard and returns the LSN of the
-// last WAL record it produced (0 for none).
-func (w *worker) execData(cl *keyspace.Client, args [][]byte, out *resp.Writer) uint64 {
+// last WAL record it produced (0 for none). spec is Lookup(args[0]), or
+// the spec of a command no client names (keyspace.LoadSpec).
+func (w *worker) execData(cl *keyspace.Client, spec *keyspace.CommandSpec, args [][]byte, out *resp.Writer) uint64 {
 	if w.sh == nil { // the dispatch refuses while any shard loads; never reached
 		out.Error(loadingError)
 		return 0
 	}
-	return w.exec(cl, keyspace.Lookup(args[0]), args, out)
+	return w.exec(cl, spec, args, out)
 }
 
 // stop closes listeners and connections; runs on the loop's thread.
