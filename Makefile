@@ -100,7 +100,7 @@ bench:
 
 # moond and redis-server side by side on the same CPU; rewrites its section
 # of BENCHMARKS.md (see bench/README.md). Takes 5-10 minutes.
-bench-redis: build
+bench-redis: build apt-deps
 	bash bench/redis_compare.sh
 	SKIP_BUILD=1 bash bench/types_compare.sh
 	bash bench/txn_compare.sh
@@ -109,35 +109,35 @@ bench-redis: build
 
 # The data-type rows alone (hashes, sets): throughput in paired rounds,
 # memory and reply times against redis-server.
-bench-types: build
+bench-types: build apt-deps
 	SKIP_BUILD=1 bash bench/types_compare.sh
 
 # Transactions and multi-key commands over two shards against
 # redis-server, paired rounds on one CPU (bench/txn_compare.sh).
-bench-txn: build
+bench-txn: build apt-deps
 	bash bench/txn_compare.sh
 
 # GET with CLIENT TRACKING on and PUBLISH to 50 subscribers against
 # redis-server, paired rounds on one CPU (bench/tracking_compare.sh).
-bench-tracking: build
+bench-tracking: build apt-deps
 	SKIP_BUILD=1 bash bench/tracking_compare.sh
 
 # SET at -P 16 while evicting (allkeys-lru, maxmemory at about half the
 # data) against redis-server: BENCHMARKS.md's bench-evict section.
-bench-evict: build
+bench-evict: build apt-deps
 	SKIP_BUILD=1 bash bench/evict_compare.sh
 
 # Replication (issue 22): full sync of 200k keys and SET -P 16 on a master
 # with one replica, moond->moond against redis-server->redis-server, paired
 # rounds; masters on CPU 0, replicas and clients on CPU 1
 # (bench/repl_compare.sh). Not part of make test.
-bench-repl: build
+bench-repl: build apt-deps
 	SKIP_BUILD=1 bash bench/repl_compare.sh
 
 # The cold tier (issue 19): GETs (uniform, zipfian) over 4x maxmemory of
 # data under tiered-storage, against the same moond with all data in
 # memory, paired rounds (bench/cold_compare.sh, bench/coldload).
-bench-cold: build
+bench-cold: build apt-deps
 	SKIP_BUILD=1 bash bench/cold_compare.sh
 
 # Restart time (whole WAL vs heap + tail) and GET/SET latency with and
