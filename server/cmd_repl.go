@@ -111,6 +111,13 @@ func (s *Server) roleMaster(w *resp.Writer) {
 // the link is down and replica-serve-stale-data is off; "" to run it.
 func (c *conn) replicaRefusal(cmd *command) string {
 	r := &c.w.srv.repl
+	if cmd.name == "moond.masterlink" {
+		// The link's own local connection becoming the master's client:
+		// refusing it (MASTERDOWN before the link is up, LOADING after a
+		// load broke off) would keep the link from ever syncing. Without
+		// the secret it is an unknown command anyway.
+		return ""
+	}
 	if r.readOnly.Load() && commandWrites(cmd) {
 		return readOnlyError
 	}
