@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -89,6 +90,10 @@ func (a *applier) readReplies() {
 			return
 		}
 		if msg != "" {
+			if refusedWrite(msg) {
+				a.refuse(it, msg)
+				return
+			}
 			if n := a.errs.Add(1); n <= 10 || n&(n-1) == 0 { // the first ten, then fewer
 				a.log.Warn("replica: a command from the master failed here", "cmd", it.what, "err", msg, "failures", n)
 			}
@@ -103,6 +108,28 @@ func (a *applier) readReplies() {
 			close(it.done)
 		}
 	}
+}
+
+// refusedWrite reports whether an error reply says the local server
+// refused to log a write (MISCONF: its WAL cannot be written, for a while
+// or for good), so that the write is not applied here.
+func refusedWrite(msg string) bool { return strings.HasPrefix(msg, "MISCONF ") }
+
+// refuse ends the applier at a write the local server refused: the data
+// here now lacks a command of the stream, so the offset acknowledged stays
+// before it (a WAIT on the master never counts this replica for it), the
+// commands after it are not applied on top of the gap (the local
+// connection closes), and the link's next sync is a full one
+// (Link.run), which succeeds once the local server takes writes again.
+// Redis's replica panics here unless replica-ignore-disk-write-errors.
+func (a *applier) refuse(it item, msg string) {
+	a.errs.Add(1)
+	a.err = fmt.Errorf("replication: the local server refused a write of the master's stream (%s), so the data here stops at offset %d: %s",
+		it.what, a.acked.Load(), msg)
+	a.log.Error("replica: a write from the master could not be logged here; a full sync follows", "cmd", it.what, "err", msg,
+		"offset", a.acked.Load())
+	close(a.dead)
+	a.conn.Close()
 }
 
 // barrier sends a PING and returns a channel closed once it is answered:

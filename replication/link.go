@@ -294,11 +294,25 @@ func (l *Link) session() error {
 			return err
 		}
 	}
+	go closeWhenDead(l.app, conn, end)
 	if err := l.psync(conn, br, end); err != nil {
 		return err
 	}
 	go l.acker(conn, end)
 	return l.stream(conn, br)
+}
+
+// closeWhenDead closes the master's connection conn once a's local
+// connection failed (or the local server refused a write of the stream),
+// so that the session ends at once rather than at the master's next
+// command, which may be a repl-ping-replica-period away; it returns when
+// end is closed (the session ended).
+func closeWhenDead(a *applier, conn net.Conn, end <-chan struct{}) {
+	select {
+	case <-a.dead:
+		conn.Close()
+	case <-end:
+	}
 }
 
 // newLocal makes lc the local connection. The data it writes to follows
