@@ -185,7 +185,12 @@ func (s *Server) replicationCron(stop <-chan struct{}, b *replication.Backlog) {
 	for {
 		select {
 		case now := <-t.C:
-			if now.Sub(lastPing) >= s.replPingPeriod() && len(s.replicasNow()) > 0 {
+			// No PING once the server stops: the shutdown waits for the
+			// replicas to acknowledge the stream's end and saves that
+			// offset (master_restart.go); a PING after the wait would put
+			// the saved offset past every replica's, and each would need
+			// a full sync after the restart.
+			if now.Sub(lastPing) >= s.replPingPeriod() && len(s.replicasNow()) > 0 && !s.stopping.Load() {
 				b.Ping()
 				lastPing = now
 			}

@@ -23,6 +23,9 @@ import (
 // command path reads on every command, cached in atomics.
 type replState struct {
 	mu sync.Mutex // serializes REPLICAOF, the boot's start and Stop; held while a link drains
+	// shut is set (under mu) once Stop stopped the link: no REPLICAOF
+	// starts another between that and the server's stopping flag.
+	shut bool
 	// cur is the master followed, nil for none; read without mu (INFO,
 	// ROLE, the MASTERDOWN rule run on the shards' threads).
 	cur atomic.Pointer[replTarget]
@@ -110,7 +113,7 @@ func (s *Server) replicaOf(host string, port int) string {
 	r := &s.repl
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if s.stopping.Load() {
+	if s.stopping.Load() || r.shut {
 		return "OK"
 	}
 	old := r.cur.Load()
@@ -185,6 +188,7 @@ func (s *Server) stopReplication() (replication.Position, bool) {
 	r := &s.repl
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.shut = true
 	if t := r.cur.Load(); t != nil {
 		t.link.Stop()
 		return t.link.Position()
