@@ -124,10 +124,13 @@ type evictState struct {
 func (ks *Keyspace) DatasetMemory() int64 {
 	var n int64
 	for _, d := range ks.dbs {
-		n += d.keys.memory() + d.expires.memory() + d.dataBytes
+		n += d.memory()
 	}
 	return n
 }
+
+// memory is d's part of DatasetMemory.
+func (d *db) memory() int64 { return d.keys.memory() + d.expires.memory() + d.dataBytes }
 
 // Evicted is what an Evict call did.
 type Evicted struct {
@@ -156,63 +159,88 @@ func (ks *Keyspace) Evict(limit int64, timeLimit time.Duration) Evicted {
 	}
 	ks.now = ks.Now()
 	ks.execLSN = 0
-	start := time.Now()
+	start := time.Since(evictEpoch)
 	for n := 1; ; n++ {
-		dbi, h, key, ok := ks.evictionPick()
+		v, ok := ks.evictionPick()
 		if !ok {
 			ks.cold.failed = ks.Eviction.Tiered
-			return Evicted{Result: EvictFail, LSN: ks.execLSN, Used: used, Took: time.Since(start)}
+			return Evicted{Result: EvictFail, LSN: ks.execLSN, Used: used, Took: time.Since(evictEpoch) - start}
 		}
+		// Only this database's memory changes: the others' need not be
+		// summed again.
+		d := ks.dbs[v.db]
+		before := d.memory()
 		if ks.Eviction.Tiered {
-			ks.coolKey(dbi, h, key)
+			ks.coolKey(v.db, v.h, v.key)
 		} else {
-			ks.evictKey(dbi, h, key)
+			ks.evictKey(v)
 		}
-		if used = ks.DatasetMemory(); used <= limit {
-			return Evicted{Result: EvictOK, LSN: ks.execLSN, Used: used, Took: time.Since(start)}
+		if used -= before - d.memory(); used <= limit {
+			return Evicted{Result: EvictOK, LSN: ks.execLSN, Used: used, Took: time.Since(evictEpoch) - start}
 		}
-		if took := time.Since(start); n%16 == 0 && took > timeLimit {
-			return Evicted{Result: EvictRunning, LSN: ks.execLSN, Used: used, Took: took}
+		if n%16 == 0 {
+			if took := time.Since(evictEpoch) - start; took > timeLimit {
+				return Evicted{Result: EvictRunning, LSN: ks.execLSN, Used: used, Took: took}
+			}
 		}
 	}
 }
 
-// evictKey deletes key of database dbi, whose hash is h, evicted:
-// journaled, then deleted, then notified ("evicted", class e), as Redis's
-// performEvictions does.
-func (ks *Keyspace) evictKey(dbi int, h uint64, key []byte) {
-	d := ks.dbs[dbi]
+// evictEpoch is the origin of Evict's times: time.Since reads the
+// monotonic clock alone, where time.Now reads the wall clock too; and the
+// time limit is looked at every 16 keys only, as its doc says (it was read
+// after every key). An eviction run is about a microsecond, a clock read
+// a few percent of it.
+var evictEpoch = time.Now()
+
+// victim is the key an eviction picked: its database, hash and bytes
+// (valid until the next pick), and where poolPick found it in the keys
+// table (seg nil when the pick did not look it up).
+type victim struct {
+	db  int
+	h   uint64
+	key []byte
+	seg *segment[entry]
+	i   int
+}
+
+// evictKey deletes the victim, evicted: journaled, then deleted, then
+// notified ("evicted", class e), as Redis's performEvictions does.
+func (ks *Keyspace) evictKey(v victim) {
+	d := ks.dbs[v.db]
 	ks.stats.EvictedKeys++
 	if ks.journaling() {
-		ks.delArgs[1] = key
-		ks.log(dbi, ks.delArgs[:])
+		ks.delArgs[1] = v.key
+		ks.log(v.db, ks.delArgs[:])
 		ks.delArgs[1] = nil
 	}
-	if s, i := d.keys.lookup(h, key); i >= 0 {
-		ks.keepSpare(s.slots[i].v.value)
+	s, i := v.seg, v.i
+	if s == nil {
+		s, i = d.keys.lookup(v.h, v.key)
 	}
-	ks.deleteKey(d, h, key)
-	ks.notify(NotifyEvicted, "evicted", key, dbi)
+	if i >= 0 {
+		ks.keepSpare(s.slots[i].v.value)
+		ks.deleteAt(d, v.h, v.key, s, i)
+	}
+	ks.notify(NotifyEvicted, "evicted", v.key, v.db)
 }
 
-// evictionPick returns the key the policy evicts next (its database, hash
-// and bytes), and false when no key may be evicted. The key's bytes are
-// valid until the next pick. The keys and expires tables share a seed, so
-// the hash serves both.
-func (ks *Keyspace) evictionPick() (int, uint64, []byte, bool) {
-	var dbi int
-	var h uint64
-	var key []byte
+// evictionPick returns the key the policy evicts next, and false when no
+// key may be evicted. The keys and expires tables share a seed, so the
+// hash serves both.
+func (ks *Keyspace) evictionPick() (victim, bool) {
+	var v victim
 	var ok bool
 	if ks.Eviction.Policy.random() {
-		dbi, h, key, ok = ks.randomPick()
+		v.db, v.h, v.key, ok = ks.randomPick()
 	} else {
-		dbi, h, key, ok = ks.poolPick()
+		v, ok = ks.poolPick()
 	}
 	if !ok && ks.Eviction.Tiered {
-		return ks.coldScan()
+		v = victim{}
+		v.db, v.h, v.key, ok = ks.coldScan()
 	}
-	return dbi, h, key, ok
+	return v, ok
 }
 
 // randomPick is allkeys-random and volatile-random: a random key of the
@@ -265,11 +293,11 @@ func (ks *Keyspace) randomPickOnce() (int, uint64, []byte, bool) {
 // poolPick is the LRU, LFU and TTL policies: the pool is refilled with
 // samples of every database, and its best entry whose key still exists
 // is the pick (Redis's evictionPoolPopulate and its use).
-func (ks *Keyspace) poolPick() (int, uint64, []byte, bool) {
+func (ks *Keyspace) poolPick() (victim, bool) {
 	pool := &ks.evict.pool
 	for round := 1; ; round++ {
 		if ks.Eviction.Tiered && round > tieredTries {
-			return 0, 0, nil, false // no sample could be made cold
+			return victim{}, false // no sample could be made cold
 		}
 		total := 0
 		for dbi, d := range ks.dbs {
@@ -283,7 +311,7 @@ func (ks *Keyspace) poolPick() (int, uint64, []byte, bool) {
 			}
 		}
 		if total == 0 {
-			return 0, 0, nil, false
+			return victim{}, false
 		}
 		for k := evictPoolSize - 1; k >= 0; k-- {
 			e := &pool[k]
@@ -294,16 +322,16 @@ func (ks *Keyspace) poolPick() (int, uint64, []byte, bool) {
 			d := ks.dbs[e.db]
 			key := ks.evict.keys[e.buf]
 			h := d.keys.hash(key)
-			sl := d.keys.find(h, key)
-			found := sl != nil
+			s, i := d.keys.lookup(h, key)
+			found := i >= 0
 			if !ks.Eviction.Policy.allKeys() {
 				found = d.expires.find(h, key) != nil
 			}
 			if found && ks.Eviction.Tiered {
-				found = sl != nil && ks.coolable(d, sl)
+				found = i >= 0 && ks.coolable(d, &s.slots[i])
 			}
 			if found {
-				return int(e.db), h, key, true
+				return victim{db: int(e.db), h: h, key: key, seg: s, i: i}, true
 			}
 		}
 	}

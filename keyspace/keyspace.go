@@ -336,6 +336,13 @@ func (ks *Keyspace) deleteKey(d *db, h uint64, key []byte) bool {
 	if i < 0 {
 		return false
 	}
+	ks.deleteAt(d, h, key, s, i)
+	return true
+}
+
+// deleteAt is deleteKey for a key its caller has looked up: in slot i of
+// segment s of d's keys table (eviction has, to keep its value's buffer).
+func (ks *Keyspace) deleteAt(d *db, h uint64, key []byte, s *segment[entry], i int) {
 	sl := &s.slots[i]
 	if ks.TrackDirty {
 		ks.removed(d, sl)
@@ -354,7 +361,6 @@ func (ks *Keyspace) deleteKey(d *db, h uint64, key []byte) bool {
 	if ks.Tracking {
 		ks.track(key)
 	}
-	return true
 }
 
 // SelectIndex parses SELECT's argument and checks it against the number of
