@@ -26,11 +26,11 @@ var (
 
 // setSpecs are the set commands.
 var setSpecs = []*CommandSpec{
-	{Name: "sadd", Arity: -3, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetWrite, run: cmdSAdd},
-	{Name: "srem", Arity: -3, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetWrite, run: cmdSRem},
+	{Name: "sadd", Arity: -3, Flags: fWDenyFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetWrite, elem: true, run: cmdSAdd},
+	{Name: "srem", Arity: -3, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetWrite, elem: true, run: cmdSRem},
 	{Name: "scard", Arity: 2, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetRead, run: cmdSCard},
-	{Name: "sismember", Arity: 3, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetRead, run: cmdSIsMember},
-	{Name: "smismember", Arity: -3, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetRead, run: cmdSMIsMember},
+	{Name: "sismember", Arity: 3, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetRead, elem: true, run: cmdSIsMember},
+	{Name: "smismember", Arity: -3, Flags: fROFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetRead, elem: true, run: cmdSMIsMember},
 	{Name: "smembers", Arity: 2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetReadS, run: cmdSMembers},
 	{Name: "srandmember", Arity: -2, Flags: fRO, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetReadS, run: cmdSRandMember},
 	{Name: "spop", Arity: -2, Flags: fWFast, FirstKey: 1, LastKey: 1, Step: 1, ACLCategories: cSetWrite, run: cmdSPop},

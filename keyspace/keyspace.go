@@ -50,6 +50,9 @@ type Keyspace struct {
 	pf     [64]*slot[entry]
 	pfHash [64]uint64
 	pfSink uint64
+	// pfHashElems and pfSetElems are PrefetchElements' scratch.
+	pfHashElems []elemAhead[uint64]
+	pfSetElems  []elemAhead[struct{}]
 
 	// Now returns the current unix time in milliseconds. Exec reads it once
 	// per command; every expiry decision of the command uses that reading.

@@ -35,7 +35,10 @@ type CommandSpec struct {
 	// server waits when the command finds no data (Client.WouldBlock).
 	Block *BlockSpec
 
-	run      func(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter)
+	run func(ks *Keyspace, c *Client, args [][]byte, w ReplyWriter)
+	// elem: args[2] is an element (a field, a member) of the hash or set
+	// at args[1], which the server may read ahead (PrefetchesElement).
+	elem     bool
 	write    bool // Flags holds "write" (set at init)
 	readonly bool // Flags holds "readonly" (set at init)
 	denyoom  bool // Flags holds "denyoom" (set at init)
@@ -44,6 +47,11 @@ type CommandSpec struct {
 // Writes reports whether the command may change data (the "write" flag).
 // A nil spec (an unknown command) writes nothing.
 func (s *CommandSpec) Writes() bool { return s != nil && s.write }
+
+// PrefetchesElement reports whether args[2] of the command is an element
+// of the hash or set at args[1] (HGET, HSET, SADD, SISMEMBER, ...), for
+// Keyspace.PrefetchElements.
+func (s *CommandSpec) PrefetchesElement() bool { return s != nil && s.elem }
 
 // ReadOnly reports whether the command has the "readonly" flag: it reads
 // keys and writes none (the commands whose keys CLIENT TRACKING

@@ -121,11 +121,14 @@ type conn struct {
 	watchBuf                      []byte
 
 	// ahead parses the input ahead of parser, for prefetchWindow;
-	// aheadKeys holds the keys it found, aheadCommand what their commands'
-	// names resolved to.
-	ahead        resp.Parser
-	aheadKeys    [][]byte
-	aheadCommand lastCommand
+	// aheadKeys holds the keys it found, aheadElemKeys and aheadElems the
+	// hash or set keys and elements of the commands that name one,
+	// aheadCommand what their commands' names resolved to.
+	ahead         resp.Parser
+	aheadKeys     [][]byte
+	aheadElemKeys [][]byte
+	aheadElems    [][]byte
+	aheadCommand  lastCommand
 	// window is how many commands at rbuf[rpos:] prefetchWindow looked at
 	// and have not run yet. It outlives runCommands: a command that parks
 	// the connection (a cold value, a block) resumes the input, and the
@@ -380,17 +383,24 @@ var readAhead = true
 // keyspace.PrefetchMax whole commands at rbuf[rpos:] with a parser of its own
 // (the connection's parser is left alone) and has the keyspace read the
 // memory their keys (those on this shard) will need, all at once
-// (see keyspace.Keyspace.Prefetch). It returns how many commands it looked
-// at, for the caller to run before it looks again; it stops at an inline
-// command, whose arguments the parser may rewrite on the next Parse.
+// (see keyspace.Keyspace.Prefetch), and for the commands that name an
+// element of a large hash or set (HGET, SADD, ...), the element's too
+// (keyspace.Keyspace.PrefetchElements). It returns how many commands it
+// looked at, for the caller to run before it looks again; it stops at an
+// inline command, whose arguments the parser may rewrite on the next
+// Parse. When the database is too small for the keys to be worth reading
+// ahead, the window goes on only if its first command names an element
+// of a table large enough.
 func (c *conn) prefetchWindow() int {
-	if !readAhead || c.w.ks == nil || !c.w.ks.WantsPrefetch(c.client.DB) {
+	if !readAhead || c.w.ks == nil {
 		return keyspace.PrefetchMax // look again after as many commands
 	}
+	ks, db := c.w.ks, c.client.DB
+	keysToo := ks.WantsPrefetch(db)
 	p := &c.ahead
 	p.Limits = c.parser.Limits
 	p.Reset()
-	keys := c.aheadKeys[:0]
+	keys, ekeys, elems := c.aheadKeys[:0], c.aheadElemKeys[:0], c.aheadElems[:0]
 	buf := c.rbuf[c.rpos:c.rend]
 	n := 0
 	for len(buf) > 0 && buf[0] == '*' && n < keyspace.PrefetchMax && len(keys) < keyspace.PrefetchMax {
@@ -400,29 +410,54 @@ func (c *conn) prefetchWindow() int {
 		}
 		buf = buf[m:]
 		n++
-		keys = c.aheadKeysOf(args, keys)
+		cmd := c.aheadCommand.lookup(args[0])
+		if cmd == nil || cmd.server != nil || len(args) < 2 {
+			if !keysToo && n == 1 {
+				return keyspace.PrefetchMax
+			}
+			continue
+		}
+		if keysToo {
+			keys = c.aheadKeysOf(cmd.spec, args, keys)
+		}
+		if cmd.spec.PrefetchesElement() && len(args) > 2 && c.w.srv.shardOf(args[1]) == c.w.id {
+			if n == 1 && !keysToo {
+				if len(buf) == 0 || buf[0] != '*' {
+					return n // nothing to read ahead for (-P 1): look again at the next command
+				}
+				if !ks.WantsPrefetchElement(db, args[1]) {
+					return keyspace.PrefetchMax
+				}
+			}
+			ekeys, elems = append(ekeys, args[1]), append(elems, args[2])
+		} else if !keysToo && n == 1 {
+			return keyspace.PrefetchMax
+		}
 	}
 	if len(keys) > 1 {
-		c.w.ks.Prefetch(c.client.DB, keys)
+		ks.Prefetch(db, keys)
 		c.w.prefetched += int64(len(keys))
 	}
-	clear(keys) // they point into rbuf
-	c.aheadKeys = keys[:0]
+	if len(elems) > 1 {
+		ks.PrefetchElements(db, ekeys, elems)
+		c.w.prefetched += int64(len(elems))
+	}
+	// They point into rbuf.
+	clear(keys)
+	clear(ekeys)
+	clear(elems)
+	c.aheadKeys, c.aheadElemKeys, c.aheadElems = keys[:0], ekeys[:0], elems[:0]
 	return n
 }
 
-// aheadKeysOf appends to keys those keys of the command args that live on
-// this shard, as many as fit in keyspace.PrefetchMax.
-func (c *conn) aheadKeysOf(args [][]byte, keys [][]byte) [][]byte {
-	if len(args) < 2 {
-		return keys
-	}
-	cmd := c.aheadCommand.lookup(args[0])
-	if cmd == nil || cmd.server != nil || (cmd.spec.FirstKey <= 0 && cmd.spec.MovableKeys == nil) {
+// aheadKeysOf appends to keys those keys of the command args (of spec)
+// that live on this shard, as many as fit in keyspace.PrefetchMax.
+func (c *conn) aheadKeysOf(spec *keyspace.CommandSpec, args [][]byte, keys [][]byte) [][]byte {
+	if spec.FirstKey <= 0 && spec.MovableKeys == nil {
 		return keys
 	}
 	var posBuf [16]int
-	for _, i := range keyPositions(cmd.spec, args, posBuf[:0]) {
+	for _, i := range keyPositions(spec, args, posBuf[:0]) {
 		if len(keys) == keyspace.PrefetchMax {
 			break
 		}

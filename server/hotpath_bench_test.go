@@ -85,9 +85,10 @@ func msetArgs(n int, value string) []string {
 }
 
 // benchHotPath runs cmds, hotPathBatch at a time in turn (cycling), on
-// a server with appendonly as given, after loading keys keys (key:%012d,
+// a server with appendonly as given, after running the preload commands
+// (untimed, their replies dropped) and loading keys keys (key:%012d,
 // 64-byte values).
-func benchHotPath(b *testing.B, appendonly string, cmds [][]string, keys int) {
+func benchHotPath(b *testing.B, appendonly string, cmds [][]string, keys int, preload ...[]string) {
 	s := startTest(b, "auto", 1, "appendonly", appendonly)
 	w := s.workers[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -132,6 +133,19 @@ func benchHotPath(b *testing.B, appendonly string, cmds [][]string, keys int) {
 		if err := w.loop.Call(ctx, f); err != nil {
 			b.Fatal(err)
 		}
+	}
+	for i := 0; i < len(preload); {
+		call(func() {
+			var out resp.Writer
+			for end := min(len(preload), i+10000); i < end; i++ {
+				args := make([][]byte, len(preload[i]))
+				for j, a := range preload[i] {
+					args[j] = []byte(a)
+				}
+				w.ks.Exec(&keyspace.Client{}, args, &out)
+				out.Reset()
+			}
+		})
 	}
 	value := []byte(strings.Repeat("x", 64))
 	for i := 0; i < keys; {
