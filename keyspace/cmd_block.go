@@ -36,9 +36,10 @@ type BlockSpec struct {
 	// waits on, in the order it tries them (BLMOVE waits on its source
 	// only). args passed the command's own checks.
 	WaitKeys func(args [][]byte, dst []int) []int
-	// ServeArgs returns the arguments that serve the command from the key
-	// at index pos of args alone.
-	ServeArgs func(args [][]byte, pos int) [][]byte
+	// ServeArgs appends to dst the arguments that serve the command from
+	// the key at index pos of args alone, and returns the result (the
+	// server passes a slice it reuses: serving allocates none).
+	ServeArgs func(args [][]byte, pos int, dst [][]byte) [][]byte
 	kind      Kind // what it pops
 	// check replies the error args get whatever the keys hold.
 	check func(args [][]byte, w ReplyWriter) bool
@@ -111,8 +112,8 @@ func blockPops(k Kind) *BlockSpec {
 			}
 			return dst
 		},
-		ServeArgs: func(args [][]byte, pos int) [][]byte {
-			return [][]byte{args[0], args[pos], argZero}
+		ServeArgs: func(args [][]byte, pos int, dst [][]byte) [][]byte {
+			return append(dst, args[0], args[pos], argZero)
 		},
 	}
 }
@@ -134,10 +135,9 @@ var blockMove = &BlockSpec{
 		return checkTimeoutLast(args, w)
 	},
 	WaitKeys: func(args [][]byte, dst []int) []int { return append(dst, 1) },
-	ServeArgs: func(args [][]byte, _ int) [][]byte {
-		out := append([][]byte(nil), args...)
-		out[len(out)-1] = argZero
-		return out
+	ServeArgs: func(args [][]byte, _ int, dst [][]byte) [][]byte {
+		dst = append(dst, args[:len(args)-1]...)
+		return append(dst, argZero)
 	},
 }
 
@@ -162,10 +162,10 @@ func mpops(k Kind) *BlockSpec {
 			return ok && blockTimeoutOK(args[1], w)
 		},
 		WaitKeys: numkeysKeys(2),
-		ServeArgs: func(args [][]byte, pos int) [][]byte {
+		ServeArgs: func(args [][]byte, pos int, dst [][]byte) [][]byte {
 			n, _ := parseInt(args[2])
-			out := [][]byte{args[0], argZero, argOne, args[pos]}
-			return append(out, args[3+int(n):]...)
+			dst = append(dst, args[0], argZero, argOne, args[pos])
+			return append(dst, args[3+int(n):]...)
 		},
 	}
 }

@@ -195,7 +195,8 @@ func TestBlockingPopsJournalThePop(t *testing.T) {
 	}
 }
 
-// ServeArgs names the served key alone, with a zero timeout.
+// ServeArgs names the served key alone, with a zero timeout, appended to
+// the slice it is given (the server reuses one), args unchanged.
 func TestBlockSpecServeArgs(t *testing.T) {
 	for _, tc := range []struct {
 		line string
@@ -215,7 +216,11 @@ func TestBlockSpecServeArgs(t *testing.T) {
 			bargs[i] = []byte(a)
 		}
 		spec := Lookup(bargs[0])
-		out := spec.Block.ServeArgs(bargs, tc.pos)
+		reused := make([][]byte, 1, 8)
+		out := spec.Block.ServeArgs(bargs, tc.pos, reused[:0])
+		if &out[0] != &reused[:1][0] {
+			t.Errorf("%s: ServeArgs did not append to the slice given", tc.line)
+		}
 		var s []string
 		for _, a := range out {
 			s = append(s, string(a))

@@ -99,11 +99,22 @@ func (ks *Keyspace) listPush(d *db, sl *slot[entry], h uint64, key []byte, elems
 		return l.len()
 	}
 	l := listOf(sl)
-	before := ks.changedObject(d, sl)
+	before := ks.listChanging(d, sl)
 	l.pushAll(elems, front, lim)
-	ks.objectResized(d, sl, before)
+	listResized(d, l, before)
 	return l.len()
 }
+
+// listChanging is changedObject for the list in sl, without the call
+// through the kind's table: the key becomes dirty, and the list's memory
+// before the change is returned for listResized.
+func (ks *Keyspace) listChanging(d *db, sl *slot[entry]) int64 {
+	ks.changed(d, sl)
+	return listOf(sl).memory()
+}
+
+// listResized is objectResized for l, which held before bytes.
+func listResized(d *db, l *list, before int64) { d.dataBytes += l.memory() - before }
 
 func (ks *Keyspace) pushCommand(c *Client, args [][]byte, w ReplyWriter, front, onlyExisting bool) {
 	key := args[1]

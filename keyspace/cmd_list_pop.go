@@ -19,14 +19,14 @@ func (ks *Keyspace) listPopReply(c *Client, sl *slot[entry], h uint64, key []byt
 	l := listOf(sl)
 	count = min(count, l.len())
 	lim := ks.listLim()
-	before := ks.changedObject(d, sl)
+	before := ks.listChanging(d, sl)
 	if asArray {
 		w.ArrayHeader(count)
 	}
 	for range count {
 		w.Bulk(l.pop(front, lim))
 	}
-	ks.objectResized(d, sl, before)
+	listResized(d, l, before)
 	if l.len() == 0 {
 		ks.deleteKey(d, h, key)
 		ks.journal(c.DB, "DEL", key)

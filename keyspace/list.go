@@ -133,14 +133,12 @@ func (l *list) recount() {
 // push adds e at the front (front) or the back.
 func (l *list) push(e []byte, front bool, lim listLimit) {
 	l.addCount(1)
-	if l.q == nil {
-		before := l.lp.mem()
+	if l.q == nil { // a listpack's memory is its node's: nothing to count
 		if front {
 			l.lp.pushFront(e)
 		} else {
 			l.lp.pushBack(e)
 		}
-		l.addMem(l.lp.mem() - before)
 		if l.lp.n > lim.entries || l.lp.size() > lim.bytes {
 			l.toQuick(lim)
 		}
@@ -155,17 +153,32 @@ func (l *list) push(e []byte, front bool, lim listLimit) {
 	}
 	n := l.node(i)
 	if !lim.fits(n, entrySize(len(e))) {
+		// n is full: the new end node takes the pushes, and n keeps no
+		// room for them.
+		before := n.mem()
+		n.fit()
+		l.addMem(n.mem() - before)
 		n = &lnode{}
 		l.insertNode(i+boolInt(!front), n)
 	}
-	before := n.mem()
+	// The memory changes only with the buffer (relay): the size class
+	// lookup of a node's 8 KiB is a binary search, not for every push.
+	c := cap(n.b)
 	if front {
-		n.pushFront(e)
+		n.pushFrontIn(e, lim.nodeCap())
 	} else {
-		n.pushBack(e)
+		n.pushBackIn(e, lim.nodeCap())
 	}
-	l.addMem(n.mem() - before)
+	if cap(n.b) != c {
+		l.addMem(allocSize(int64(cap(n.b))) - allocSize(int64(c)))
+	}
 }
+
+// nodeCap is the largest buffer a quicklist node grows to for pushes: a
+// full node's, within the size class of the limit's bytes (a node takes
+// entries up to the limit, and one entry past it when it is empty, which
+// relay then sizes exactly).
+func (lim listLimit) nodeCap() int { return int(allocSize(int64(lim.bytes))) }
 
 // pushAll pushes elems one after the other at the front (front) or the
 // back, as that many calls of push would. An empty listpack that will
@@ -204,14 +217,12 @@ func (l *list) pop(front bool, lim listLimit) []byte {
 		i = l.numNodes() - 1
 	}
 	n := l.node(i)
-	before := n.mem()
 	var e []byte
-	if front {
+	if front { // a pop keeps the node's buffer: its memory does not change
 		e = n.popFront()
 	} else {
 		e = n.popBack()
 	}
-	l.addMem(n.mem() - before)
 	if l.q != nil && (n.n == 0 || l.numNodes() == 1) {
 		if n.n == 0 {
 			l.removeNode(i)

@@ -83,18 +83,29 @@ func growCap(n int) int { return int(allocSize(int64(n + n/4 + 8))) }
 
 // relay makes room for need more bytes at the front (front) or the back
 // of the node: in the same buffer when it has room to spare, else in a
-// new one of growCap. The spare room is split
-// between the ends, except that a node never pushed at the front (lo 0)
-// keeps all of it at the back.
-func (n *lnode) relay(need int, front bool) {
+// new one. The new one is growCap large, or, for a quicklist node (most
+// > 0, the node limit's allocation), twice what it must hold up to most:
+// such a node is filled to the limit by pushes at one end, and doubling
+// copies each byte about once on the way where growCap's quarter copies
+// it about four times. The spare room goes where the pushes come: a node
+// never pushed at the front (lo 0) keeps all of it at the back, one never
+// pushed at the back since it was laid (no room there) all of it at the
+// front; any other splits it between the ends.
+func (n *lnode) relay(need int, front bool, most int) {
 	size := n.size()
 	c := cap(n.b)
 	if size+need > c*3/4 {
 		c = growCap(size + need)
+		if most > 0 {
+			c = max(size+need, min(int(allocSize(int64(2*(size+need)))), most))
+		}
 	}
 	gap := c - size - need
 	newLo := 0
-	if front || n.lo > 0 {
+	switch {
+	case front && len(n.b) == cap(n.b):
+		newLo = gap
+	case front || n.lo > 0:
 		newLo = gap / 2
 	}
 	if front {
@@ -121,10 +132,16 @@ func (n *lnode) reserve(size int, front bool) {
 	}
 }
 
-func (n *lnode) pushBack(e []byte) {
+func (n *lnode) pushBack(e []byte) { n.pushBackIn(e, 0) }
+
+func (n *lnode) pushFront(e []byte) { n.pushFrontIn(e, 0) }
+
+// pushBackIn is pushBack for a node whose buffer may grow to most bytes
+// (relay).
+func (n *lnode) pushBackIn(e []byte, most int) {
 	need := entrySize(len(e))
 	if cap(n.b)-len(n.b) < need {
-		n.relay(need, false)
+		n.relay(need, false, most)
 	}
 	l := len(n.b)
 	n.b = n.b[:l+need]
@@ -133,10 +150,12 @@ func (n *lnode) pushBack(e []byte) {
 	n.touch()
 }
 
-func (n *lnode) pushFront(e []byte) {
+// pushFrontIn is pushFront for a node whose buffer may grow to most bytes
+// (relay).
+func (n *lnode) pushFrontIn(e []byte, most int) {
 	need := entrySize(len(e))
 	if int(n.lo) < need {
-		n.relay(need, true)
+		n.relay(need, true, most)
 	}
 	n.lo -= int32(need)
 	putNodeEntry(n.b[n.lo:int(n.lo)+need], e)
@@ -233,6 +252,19 @@ func (n *lnode) splitAt(i int) *lnode {
 	n.n = i
 	n.touch()
 	return nn
+}
+
+// fit gives the node a buffer of the size class of its entries, at offset
+// 0, unless it has one: for a quicklist node that stops being an end one,
+// whose room for pushes (relay's doubling) would be waste from now on.
+func (n *lnode) fit() {
+	size := n.size()
+	if int64(cap(n.b)) <= allocSize(int64(size)) {
+		return
+	}
+	nb := make([]byte, size, allocSize(int64(size)))
+	copy(nb, n.b[n.lo:])
+	n.b, n.lo = nb, 0
 }
 
 // compact gives the node a buffer just large enough for its entries, at

@@ -3,6 +3,7 @@ package server
 import (
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/resp"
@@ -82,10 +83,22 @@ type blocked struct {
 	home    *worker
 	owner   *worker
 	spec    *keyspace.CommandSpec
-	args    [][]byte // owned copy
+	args    [][]byte // owned copy, never changed: the waitKeys' strings point into it
 	db      int
 	proto   int
 	waiters []*waiter // one per shard it waits on
+
+	// The storage of the common wait, all its keys on one shard: its
+	// waiter and the slice of it, so that blocking allocates neither.
+	waiter1  waiter
+	waiters1 [1]*waiter
+	// args' storage when the command is short (BLPOP key 0): ownArgs.
+	argv     [4][]byte
+	argBytes [64]byte
+	// keyPos is the indexes in args of the keys it waits on
+	// (BlockSpec.WaitKeys), in keyPos1 when they fit.
+	keyPos  []int
+	keyPos1 [4]int
 
 	// A cross-shard BLMOVE's wait (block_move.go): data wakes it
 	// (woken) rather than serving it, and its timeout ends at deadline.
@@ -108,7 +121,8 @@ type blocked struct {
 type waiter struct {
 	b          *blocked
 	w          *worker
-	keys       []waitKey // the distinct keys it waits on there, in order
+	keys       []waitKey  // the distinct keys it waits on there, in order
+	keys1      [1]waitKey // keys' storage for one key
 	registered bool
 	dropped    bool // the wait is over: never registered again
 	asking     bool // its grant request is out (the owner is another shard)
@@ -117,13 +131,20 @@ type waiter struct {
 // waitQueue is a key's waiters, first blocked first.
 type waitQueue []*waiter
 
-// newBlocked makes the wait of a blocking command (args owned) owned by
-// owner, with a waiter on each shard that holds one of the keys it waits
-// on. It arms the timeout.
-func newBlocked(c *conn, reply *pendingReply, home, owner *worker, spec *keyspace.CommandSpec, args [][]byte, db, proto int) *blocked {
+// newBlocked makes the wait of a blocking command owned by owner, with a
+// waiter on each shard that holds one of the keys it waits on. It arms the
+// timeout. args are b's to keep when owned, else copied (ownArgs).
+func newBlocked(c *conn, reply *pendingReply, home, owner *worker, spec *keyspace.CommandSpec, args [][]byte, owned bool, db, proto int) *blocked {
 	b := &blocked{conn: c, reply: reply, home: home, owner: owner, spec: spec, args: args, db: db, proto: proto}
-	var posBuf [16]int
-	for _, p := range spec.Block.WaitKeys(args, posBuf[:0]) {
+	if !owned {
+		b.ownArgs(args)
+		args = b.args
+	}
+	b.waiters = b.waiters1[:0]
+	// Into b's storage: a stack buffer handed to a function value would
+	// escape, an allocation of its own.
+	b.keyPos = spec.Block.WaitKeys(args, b.keyPos1[:0])
+	for _, p := range b.keyPos {
 		sw := owner.srv.workers[owner.srv.shardOf(args[p])]
 		var wt *waiter
 		for _, x := range b.waiters {
@@ -132,10 +153,18 @@ func newBlocked(c *conn, reply *pendingReply, home, owner *worker, spec *keyspac
 			}
 		}
 		if wt == nil {
-			wt = &waiter{b: b, w: sw}
+			if len(b.waiters) == 0 {
+				wt = &b.waiter1
+			} else {
+				wt = &waiter{}
+			}
+			wt.b, wt.w = b, sw
+			wt.keys = wt.keys1[:0]
 			b.waiters = append(b.waiters, wt)
 		}
-		if k := (waitKey{db, string(args[p])}); !containsKey(wt.keys, k) {
+		// The key's string is args' bytes: args is owned and never
+		// changes while b lives, and b outlives its registrations.
+		if k := (waitKey{db, bytesString(args[p])}); !containsKey(wt.keys, k) {
 			wt.keys = append(wt.keys, k)
 		}
 	}
@@ -147,13 +176,38 @@ func newBlocked(c *conn, reply *pendingReply, home, owner *worker, spec *keyspac
 	return b
 }
 
+// ownArgs makes b.args a copy of args: in b's own storage when they fit,
+// as a blocking command's arguments mostly do, else as copyArgs copies.
+func (b *blocked) ownArgs(args [][]byte) {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	if len(args) > len(b.argv) || n > len(b.argBytes) {
+		b.args = copyArgs(args)
+		return
+	}
+	buf := b.argBytes[:0]
+	for i, a := range args {
+		buf = append(buf, a...)
+		b.argv[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+	}
+	b.args = b.argv[:len(args)]
+}
+
 // maxTimerMillis is the longest timeout a timer is armed for.
 const maxTimerMillis = math.MaxInt64 / int64(time.Millisecond)
 
-// blockOn makes the wait of a blocking command that found no data on this
-// shard, which holds all its keys and owns it.
+// blockOn makes the wait of a blocking command (args owned) that found no
+// data on this shard, which holds all its keys and owns it.
 func (w *worker) blockOn(c *conn, reply *pendingReply, home *worker, spec *keyspace.CommandSpec, args [][]byte, db, proto int) *blocked {
-	b := newBlocked(c, reply, home, w, spec, args, db, proto)
+	return w.blockOnArgs(c, reply, home, spec, args, true, db, proto)
+}
+
+// blockOnArgs is blockOn for args that are b's to keep when owned, else
+// copied.
+func (w *worker) blockOnArgs(c *conn, reply *pendingReply, home *worker, spec *keyspace.CommandSpec, args [][]byte, owned bool, db, proto int) *blocked {
+	b := newBlocked(c, reply, home, w, spec, args, owned, db, proto)
 	w.addWaiter(b.waiters[0])
 	return b
 }
@@ -226,9 +280,53 @@ func (w *worker) finishBlocked(b *blocked, reply []byte, lsn uint64) {
 // holds record lsn (0: at once); a record that can never be made durable
 // turns it into the MISCONF error.
 func (w *worker) deliverWhenDurable(b *blocked, reply []byte, lsn uint64) {
-	w.whenDurable(lsn, b.proto, reply, func(reply []byte) {
+	if lsn == 0 {
+		w.deliverBlocked(b, reply)
+		return
+	}
+	w.whenDurable(lsn, b.proto, reply, func(reply []byte) { w.deliverBlocked(b, reply) })
+}
+
+// deliverBlocked sends reply to b's connection, as a message to its home shard:
+// it never lands inside the command that served it. The replies to this
+// shard's own connections queue up (serveScratch.local) and go as one
+// message, which saves a closure and a mailbox entry per delivery (a
+// producer's pipelined pushes serve a reply each).
+func (w *worker) deliverBlocked(b *blocked, reply []byte) {
+	if b.home != w {
 		w.send(b.home, func() { b.home.blockedReply(b, reply) })
-	})
+		return
+	}
+	sc := &w.serve
+	sc.local = append(sc.local, localReply{b, reply})
+	if len(sc.local) == 1 && !sc.flushing {
+		if sc.flushLocal == nil {
+			sc.flushLocal = w.flushLocalReplies
+		}
+		w.send(w, sc.flushLocal)
+	}
+}
+
+// localReply is a reply deliverBlocked queued for one of this shard's
+// connections.
+type localReply struct {
+	b     *blocked
+	reply []byte
+}
+
+// flushLocalReplies hands the queued replies to their connections, in the
+// order they were served, with those queued meanwhile (a connection that
+// gets its reply may run its next command, which serves others).
+func (w *worker) flushLocalReplies() {
+	sc := &w.serve
+	sc.flushing = true
+	for i := 0; i < len(sc.local); i++ {
+		r := sc.local[i]
+		sc.local[i] = localReply{}
+		w.blockedReply(r.b, r.reply)
+	}
+	sc.local = sc.local[:0]
+	sc.flushing = false
 }
 
 // timeoutBlocked answers b's timeout, if it still waits.
@@ -315,14 +413,35 @@ func (w *worker) signal(db int, spec *keyspace.CommandSpec, args [][]byte) {
 	}
 	var posBuf [16]int
 	for _, p := range keyPositions(spec, args, posBuf[:0]) {
-		if k := (waitKey{db, string(args[p])}); w.waits[k] != nil {
+		if k, ok := w.waitedKey(db, args[p]); ok {
 			w.markReady(k)
 		}
 	}
 }
 
+// waitedKey returns the waitKey of key in db as the waits hold it, if a
+// blocked command waits on it. The lookup allocates nothing (the write
+// that calls it runs at every command's rate); the key returned holds
+// the string a waiter registered, which it may keep.
+func (w *worker) waitedKey(db int, key []byte) (waitKey, bool) {
+	q := w.waits[waitKey{db, bytesString(key)}] // not kept: key's bytes are the caller's
+	if len(q) == 0 {
+		return waitKey{}, false
+	}
+	for _, k := range q[0].keys {
+		if k.db == db && k.key == string(key) {
+			return k, true
+		}
+	}
+	panic("server: a waiter queued under a key it does not wait on")
+}
+
+// bytesString is b's bytes as a string, without a copy: for b that no
+// one changes while the string is in use.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
 func (w *worker) markReady(k waitKey) {
-	if !containsKey(w.ready, k) {
+	if !containsKey(w.ready[w.serve.readyAt:], k) { // among those not served yet
 		w.ready = append(w.ready, k)
 	}
 }
@@ -334,12 +453,17 @@ func (w *worker) serveReady() {
 		return
 	}
 	w.serving = true
-	for len(w.ready) > 0 {
-		k := w.ready[0]
-		w.ready = w.ready[1:]
+	// By index, not by reslicing: the array is reused from one serve to
+	// the next, where w.ready[1:] would leave markReady none to append to.
+	// A key made ready again while it is served is served again after.
+	sc := &w.serve
+	for sc.readyAt < len(w.ready) {
+		k := w.ready[sc.readyAt]
+		sc.readyAt++
 		w.serveKey(k)
 	}
-	w.ready = w.ready[:0]
+	clear(w.ready)
+	w.ready, sc.readyAt = w.ready[:0], 0
 	w.serving = false
 }
 
@@ -394,29 +518,50 @@ func (w *worker) firstWaiter(k waitKey, kind keyspace.Kind) *waiter {
 }
 
 // tryServe runs b's command again for key k alone; ok is false when k has
-// no data for it.
+// no data for it. The reply is a copy, b's to keep: the client, writer and
+// arguments the command runs with are the shard's, reused (serveScratch).
 func (w *worker) tryServe(b *blocked, k waitKey) (reply []byte, lsn uint64, ok bool) {
-	cl := keyspace.Client{DB: b.db, Serving: true, ID: b.conn.id}
-	out := resp.Writer{Proto: b.proto}
-	w.track.caller = cl.ID
-	defer func() { w.track.caller = 0 }()
-	lsn = w.sh.Exec(&cl, b.spec, b.spec.Block.ServeArgs(b.args, b.keyPos(k.key)), &out)
+	sc := &w.serve
+	sc.cl = keyspace.Client{DB: b.db, Serving: true, ID: b.conn.id}
+	sc.out.Reset()
+	sc.out.Proto = b.proto
+	sc.args = b.spec.Block.ServeArgs(b.args, b.posOf(k.key), sc.args[:0])
+	w.track.caller = sc.cl.ID
+	lsn = w.sh.Exec(&sc.cl, b.spec, sc.args, &sc.out)
+	w.track.caller = 0
+	clear(sc.args) // keeps no served command's arguments alive
 	if len(w.notify.targets) > 0 {
 		w.flushNotes() // the pop's events leave before its reply
 	}
-	if cl.WouldBlock {
+	if sc.cl.WouldBlock {
 		return nil, 0, false
 	}
 	// A served BLMOVE wrote its destination: a key that may have waiters
 	// of its own.
 	w.signal(b.db, b.spec, b.args)
-	return out.Buf, lsn, true
+	return append([]byte(nil), sc.out.Buf...), lsn, true
 }
 
-// keyPos is the index in b.args of key, one of the keys b waits on.
-func (b *blocked) keyPos(key string) int {
-	var posBuf [16]int
-	for _, p := range b.spec.Block.WaitKeys(b.args, posBuf[:0]) {
+// serveScratch is what a shard serves blocked commands with, reused from
+// one to the next; tryServe does not nest (nothing the command runs
+// serves another).
+type serveScratch struct {
+	cl   keyspace.Client
+	out  resp.Writer
+	args [][]byte
+	// The replies to this shard's connections not yet handed over, the
+	// message that hands them (made once) and whether it runs now.
+	local      []localReply
+	flushLocal func()
+	flushing   bool
+	// readyAt is the first key of worker.ready that serveReady has not
+	// served yet.
+	readyAt int
+}
+
+// posOf is the index in b.args of key, one of the keys b waits on.
+func (b *blocked) posOf(key string) int {
+	for _, p := range b.keyPos {
 		if string(b.args[p]) == key {
 			return p
 		}

@@ -45,27 +45,54 @@ func (c *conn) runBlocking(spec *keyspace.CommandSpec, args [][]byte, pos []int)
 		c.blockAcross(spec, args)
 		return
 	}
-	reply := c.newPending(1, nil)
-	c.blockWait = reply
 	if home != c.w.id {
+		reply := c.newPending(1, nil)
+		c.blockWait = reply
 		c.w.queueRemote(home, batchItem{conn: c, reply: reply, db: c.client.DB, proto: c.out.Proto, args: copyArgs(args), block: spec})
 		return
 	}
-	cl := c.client
-	cl.WouldBlock = false
+	// The connection's own client runs it (a copy would escape to the
+	// heap): WouldBlock is cleared before and after.
+	c.client.WouldBlock = false
+	if c.queue.empty() {
+		// Served at once, its reply goes straight to the output, as
+		// execLocalSpec's; blocked, it replied nothing.
+		start := len(c.out.Buf)
+		lsn := c.w.exec(&c.client, spec, args, &c.out)
+		wouldBlock := c.client.WouldBlock
+		c.client.WouldBlock = false
+		if !wouldBlock {
+			c.noteWrite(lsn)
+			c.w.noteReply(c.out.Buf[start:])
+			return
+		}
+		c.block(spec, args)
+		return
+	}
 	out := &c.w.scratch
 	out.Reset()
 	out.Proto = c.out.Proto
-	lsn := c.w.exec(&cl, spec, args, out)
-	if !cl.WouldBlock {
-		c.blockWait = nil
+	lsn := c.w.exec(&c.client, spec, args, out)
+	wouldBlock := c.client.WouldBlock
+	c.client.WouldBlock = false
+	if !wouldBlock {
 		c.noteWrite(lsn)
+		reply := c.newPending(1, nil)
 		reply.fill(0, append([]byte(nil), out.Buf...))
 		c.w.noteReply(reply.data)
 		c.queue.popReady(&c.out)
 		return
 	}
-	c.setBlocked(c.w.blockOn(c, reply, c.w, spec, copyArgs(args), c.client.DB, c.out.Proto))
+	c.block(spec, args)
+}
+
+// block makes the wait of a blocking command that found no data on this
+// connection's shard, which holds its keys: its reply is pending, and the
+// connection runs none of its later input until the reply comes.
+func (c *conn) block(spec *keyspace.CommandSpec, args [][]byte) {
+	reply := c.newPending(1, nil)
+	c.blockWait = reply
+	c.setBlocked(c.w.blockOnArgs(c, reply, c.w, spec, args, false, c.client.DB, c.out.Proto))
 }
 
 // setBlocked records that the connection's blocking command waits in b.

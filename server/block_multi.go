@@ -26,7 +26,7 @@ import (
 func (c *conn) blockAcross(spec *keyspace.CommandSpec, args [][]byte) {
 	reply := c.newPending(1, nil)
 	c.blockWait = reply
-	b := newBlocked(c, reply, c.w, c.w, spec, copyArgs(args), c.client.DB, c.out.Proto)
+	b := newBlocked(c, reply, c.w, c.w, spec, args, false, c.client.DB, c.out.Proto)
 	b.state = blockStarting
 	b.unreported = len(b.waiters)
 	b.first = keyReport{pos: -1}
@@ -67,7 +67,7 @@ func (w *worker) registerWaiter(wt *waiter) {
 	r := keyReport{wt: wt, pos: -1}
 	for _, k := range wt.keys { // in the command's order
 		if kind, ok := w.ks.PeekKind(k.db, []byte(k.key)); ok {
-			r.pos, r.wrong = b.keyPos(k.key), kind != b.spec.Block.Pops()
+			r.pos, r.wrong = b.posOf(k.key), kind != b.spec.Block.Pops()
 			break
 		}
 	}

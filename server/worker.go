@@ -47,6 +47,7 @@ type worker struct {
 	waits          map[waitKey]waitQueue
 	ready          []waitKey
 	serving        bool
+	serve          serveScratch
 	blockedClients int
 	timedBlocked   int
 
