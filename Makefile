@@ -99,7 +99,8 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # moond and redis-server side by side on the same CPU; rewrites its section
-# of BENCHMARKS.md (see bench/README.md). Takes 5-10 minutes.
+# of BENCHMARKS.md (see bench/README.md), then the types, txn, tracking and
+# evict sections. Takes about 35 minutes.
 bench-redis: build apt-deps
 	bash bench/redis_compare.sh
 	SKIP_BUILD=1 bash bench/types_compare.sh
