@@ -89,6 +89,36 @@ func msetArgs(n int, value string) []string {
 // (untimed, their replies dropped) and loading keys keys (key:%012d,
 // 64-byte values).
 func benchHotPath(b *testing.B, appendonly string, cmds [][]string, keys int, preload ...[]string) {
+	benchHotPathWith(b, appendonly, cmds, func(w *worker, call func(func())) {
+		for i := 0; i < len(preload); {
+			call(func() {
+				var out resp.Writer
+				for end := min(len(preload), i+10000); i < end; i++ {
+					args := make([][]byte, len(preload[i]))
+					for j, a := range preload[i] {
+						args[j] = []byte(a)
+					}
+					w.ks.Exec(&keyspace.Client{}, args, &out)
+					out.Reset()
+				}
+			})
+		}
+		value := []byte(strings.Repeat("x", 64))
+		for i := 0; i < keys; {
+			call(func() {
+				var out resp.Writer
+				for end := min(keys, i+10000); i < end; i++ {
+					w.ks.Exec(&keyspace.Client{}, [][]byte{[]byte("SET"), fmt.Appendf(nil, "key:%012d", i), value}, &out)
+					out.Reset()
+				}
+			})
+		}
+	})
+}
+
+// benchHotPathWith is benchHotPath on a server whose data load put there
+// first (untimed), running its steps on the shard's loop with call.
+func benchHotPathWith(b *testing.B, appendonly string, cmds [][]string, load func(w *worker, call func(func()))) {
 	s := startTest(b, "auto", 1, "appendonly", appendonly)
 	w := s.workers[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -134,29 +164,7 @@ func benchHotPath(b *testing.B, appendonly string, cmds [][]string, keys int, pr
 			b.Fatal(err)
 		}
 	}
-	for i := 0; i < len(preload); {
-		call(func() {
-			var out resp.Writer
-			for end := min(len(preload), i+10000); i < end; i++ {
-				args := make([][]byte, len(preload[i]))
-				for j, a := range preload[i] {
-					args[j] = []byte(a)
-				}
-				w.ks.Exec(&keyspace.Client{}, args, &out)
-				out.Reset()
-			}
-		})
-	}
-	value := []byte(strings.Repeat("x", 64))
-	for i := 0; i < keys; {
-		call(func() {
-			var out resp.Writer
-			for end := min(keys, i+10000); i < end; i++ {
-				w.ks.Exec(&keyspace.Client{}, [][]byte{[]byte("SET"), fmt.Appendf(nil, "key:%012d", i), value}, &out)
-				out.Reset()
-			}
-		})
-	}
+	load(w, call)
 	call(func() {
 		c = newConn(w, -1, 0, "bench", "bench")
 		run(hotPathBatch) // warm: the key exists, buffers have grown

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -11,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/moond-db/moond/keyspace"
 	"github.com/moond-db/moond/resp"
@@ -100,71 +98,9 @@ func listBenchLoadZSet(key, prefix string, members int) func(*worker, int) {
 // put there first, on the shard's loop: the same batches, turns and
 // figures. (benchHotPath's own load is string keys only.)
 func benchHotPathListLoaded(b *testing.B, appendonly string, cmds [][]string, load func(*worker, int)) {
-	s := startTest(b, "auto", 1, "appendonly", appendonly)
-	w := s.workers[0]
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	call := func(f func()) {
-		if err := w.loop.Call(ctx, f); err != nil {
-			b.Fatal(err)
-		}
-	}
-	call(func() { load(w, b.N) })
-
-	if len(cmds) == 1 {
-		for range hotPathBatch - 1 {
-			cmds = append(cmds, cmds[0])
-		}
-	}
-	var batches [][]byte
-	var ends [][]int
-	for i := 0; i+hotPathBatch <= len(cmds); i += hotPathBatch {
-		var enc resp.Writer
-		var e []int
-		for _, args := range cmds[i : i+hotPathBatch] {
-			enc.ArrayHeader(len(args))
-			for _, a := range args {
-				enc.BulkString(a)
-			}
-			e = append(e, len(enc.Buf))
-		}
-		batches, ends = append(batches, enc.Buf), append(ends, e)
-	}
-	var c *conn
-	next := 0
-	run := func(n int) {
-		batch, e := batches[next], ends[next]
-		next = (next + 1) % len(batches)
-		c.rbuf = append(c.rbuf[:0], batch[:e[n-1]]...)
-		c.rpos, c.rend = 0, e[n-1]
-		c.runInput()
-		if c.state == connClosed || len(c.out.Buf) == 0 {
-			b.Fatalf("%s: no reply (state %d)", cmds[0][0], c.state)
-		}
-		c.out.Buf = c.out.Buf[:0]
-	}
-	call(func() {
-		c = newConn(w, -1, 0, "bench", "bench")
-		run(hotPathBatch)
+	benchHotPathWith(b, appendonly, cmds, func(w *worker, call func(func())) {
+		call(func() { load(w, b.N) })
 	})
-	b.ReportAllocs()
-	b.ResetTimer()
-	var onLoop time.Duration
-	for done := 0; done < b.N; {
-		call(func() {
-			start := time.Now()
-			defer func() { onLoop += time.Since(start) }()
-			for range 1024 / hotPathBatch {
-				if done == b.N {
-					return
-				}
-				n := min(hotPathBatch, b.N-done)
-				run(n)
-				done += n
-			}
-		})
-	}
-	b.ReportMetric(float64(onLoop.Nanoseconds())/float64(b.N), "ns/cmd")
 }
 
 // BenchmarkBRPOPDeliveries is bench-types' delivery row in the test
